@@ -1,0 +1,508 @@
+"""StandardAuthorizer: Kafka's ACL rules over the compiled index.
+
+The rules are those of Kafka's StandardAuthorizer / StandardAuthorizerData and of the default
+``Authorizer.authorizeByResourceType``; docs/authorization.md lists them with the tests that
+pin each one. Every question (authorize, authorized operations, by resource type, explain,
+who can) reads one :class:`~kafkasec.authorizer.index.AclIndex` snapshot.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Callable, Iterable, Mapping, Sequence
+
+from attrs import field, frozen
+
+from kafkasec.acl import (
+    WILDCARD_HOST,
+    WILDCARD_PRINCIPAL,
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    ResourcePattern,
+    ResourceType,
+    supported_operations,
+)
+from kafkasec.authorizer.decision import AuthorizationDecision, Rule, RuleKind
+from kafkasec.authorizer.index import EMPTY_INDEX, AclIndex, StoredAcl, acl_masks, is_dominated
+from kafkasec.authorizer.validation import validate_filter, validate_new_acl
+from kafkasec.context import Action, AuthorizationResult, RequestContext
+from kafkasec.errors import AuthorizerNotReadyError, KafkaError
+from kafkasec.principal import KafkaPrincipal
+
+ALLOWED = AuthorizationResult.ALLOWED
+DENIED = AuthorizationResult.DENIED
+
+STORE_SOURCE = "store"
+"""The provenance of ACLs created through the authorizer (and kept in its store)."""
+
+PrincipalExpander = Callable[[KafkaPrincipal, RequestContext], Iterable[KafkaPrincipal]]
+
+
+def parse_super_users(value: str | Iterable[str | KafkaPrincipal] | None) -> frozenset[str]:
+    """super.users as Kafka reads it: "User:a;User:b" (or any iterable of principals)."""
+    if value is None:
+        return frozenset()
+    items = value.split(";") if isinstance(value, str) else value
+    users = set()
+    for item in items:
+        text = str(item).strip()
+        if not text:
+            continue
+        KafkaPrincipal.parse(text)  # a clear ValueError for an entry without a colon
+        users.add(text)
+    return frozenset(users)
+
+
+@frozen
+class AclCreateResult:
+    """The outcome for one binding of :meth:`StandardAuthorizer.create_acls`."""
+
+    binding: AclBinding
+    acl_id: str | None = None
+    error: KafkaError | None = None
+
+
+@frozen
+class AclDeleteResult:
+    """The outcome for one filter of :meth:`StandardAuthorizer.delete_acls`."""
+
+    filter: AclBindingFilter
+    deleted: tuple[StoredAcl, ...] = ()
+    error: KafkaError | None = None
+
+    @property
+    def bindings(self) -> tuple[AclBinding, ...]:
+        return tuple(stored.binding for stored in self.deleted)
+
+
+@frozen
+class Grantee:
+    """Who may perform an operation, from where: an answer of :meth:`StandardAuthorizer.who_can`.
+
+    ``host`` is ``*`` for "from any host but ``except_hosts``"; the principal ``User:*`` stands
+    for every principal not named otherwise, minus ``except_principals``.
+    """
+
+    principal: str
+    host: str
+    rule: RuleKind
+    except_hosts: tuple[str, ...] = ()
+    except_principals: tuple[str, ...] = ()
+
+
+class StandardAuthorizer:
+    """Kafka's StandardAuthorizer, with a compiled index, provenance and a durable store.
+
+    ``store`` is anything with ``load_acls()`` and ``apply_acl_changes(added, removed_ids)``
+    (see :mod:`kafkasec.store`); without one, ACLs live in memory. An authorizer fed from a host
+    broker's metadata stream starts with ``initial_load_complete=False`` and is given
+    :meth:`add_acl`, :meth:`remove_acl`, :meth:`load_snapshot` and :meth:`complete_initial_load`.
+    """
+
+    def __init__(
+        self,
+        super_users: str | Iterable[str | KafkaPrincipal] | None = (),
+        allow_everyone_if_no_acl_found: bool = False,
+        *,
+        store=None,
+        principal_expander: PrincipalExpander | None = None,
+        initial_load_complete: bool = True,
+    ):
+        self.super_users = parse_super_users(super_users)
+        self.allow_everyone_if_no_acl_found = bool(allow_everyone_if_no_acl_found)
+        self.principal_expander = principal_expander
+        self._store = store
+        self._write_lock = threading.Lock()
+        self._by_id: dict[str, StoredAcl] = {}
+        self._ids_by_binding: dict[tuple[str, AclBinding], str] = {}
+        self._index: AclIndex = EMPTY_INDEX
+        self._loading_complete = bool(initial_load_complete)
+        if store is not None:
+            self._replace_all(StoredAcl(acl_id, binding) for acl_id, binding in store.load_acls())
+            self._loading_complete = True
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def index(self) -> AclIndex:
+        """The current snapshot; it never changes once read."""
+        return self._index
+
+    @property
+    def loading_complete(self) -> bool:
+        return self._loading_complete
+
+    def principal_keys(self, context: RequestContext) -> tuple[str, ...]:
+        """The ACL principals that apply to the request: its own, ``User:*``, and its groups."""
+        own = f"{context.principal.principal_type}:{context.principal.name}"
+        if self.principal_expander is None:
+            return (own,) if own == WILDCARD_PRINCIPAL else (own, WILDCARD_PRINCIPAL)
+        keys = dict.fromkeys((own, WILDCARD_PRINCIPAL))
+        for group in self.principal_expander(context.principal, context):
+            keys[str(group)] = None
+        return tuple(keys)
+
+    def _check_ready(self) -> None:
+        if not self._loading_complete:
+            raise AuthorizerNotReadyError()
+
+    def authorize(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationResult]:
+        """One result per action, as Kafka's ``Authorizer.authorize``.
+
+        Raises AuthorizerNotReadyError for a non-super user before the initial load completes.
+        """
+        if not actions:
+            return []
+        own = f"{context.principal.principal_type}:{context.principal.name}"
+        if own in self.super_users:
+            return [ALLOWED] * len(actions)
+        self._check_ready()
+        keys = self.principal_keys(context)
+        host = context.client_address
+        types = self._index.types
+        default = ALLOWED if self.allow_everyone_if_no_acl_found else DENIED
+        results = []
+        for action in actions:
+            pattern = action.resource_pattern
+            type_index = types.get(pattern.resource_type)
+            if type_index is None:
+                results.append(default)
+                continue
+            entries = type_index.matching_entries(pattern.name)
+            if not entries:
+                results.append(default)
+                continue
+            bit = 1 << action.operation
+            allowed = False
+            for entry in entries:
+                allow, deny = entry.masks(keys, host)
+                if deny & bit:
+                    allowed = False
+                    break
+                if allow & bit:
+                    allowed = True
+            results.append(ALLOWED if allowed else DENIED)
+        return results
+
+    def authorized_operations(
+        self, context: RequestContext, resource_pattern: ResourcePattern
+    ) -> frozenset[AclOperation]:
+        """KIP-430: the supported operations of the resource that ``authorize`` would allow.
+
+        One pass over the patterns that apply, not one authorize per operation.
+        """
+        supported = supported_operations(resource_pattern.resource_type)
+        Action(AclOperation.DESCRIBE, resource_pattern)  # the same LITERAL check as authorize
+        if str(context.principal) in self.super_users:
+            return supported
+        self._check_ready()
+        type_index = self._index.types.get(resource_pattern.resource_type)
+        entries = [] if type_index is None else type_index.matching_entries(resource_pattern.name)
+        if not entries:
+            return supported if self.allow_everyone_if_no_acl_found else frozenset()
+        keys = self.principal_keys(context)
+        allow = deny = 0
+        for entry in entries:
+            entry_allow, entry_deny = entry.masks(keys, context.client_address)
+            allow |= entry_allow
+            deny |= entry_deny
+        granted = allow & ~deny
+        return frozenset(op for op in supported if granted & (1 << op))
+
+    def authorize_by_resource_type(
+        self, context: RequestContext, operation: AclOperation | str | int, resource_type: ResourceType | str | int
+    ) -> AuthorizationResult:
+        """Whether the principal may perform ``operation`` on at least one resource of the type.
+
+        Kafka's default ``Authorizer.authorizeByResourceType``: ALLOWED if some ALLOW ACL (for
+        this operation or ALL, this principal or ``User:*``, this host or ``*``) is not
+        dominated by a DENY: a literal by the same literal or a denied prefix of it, a prefix by
+        a denied prefix of it; a DENY on the literal ``*`` denies all. Operations imply nothing
+        here, as in Kafka.
+        """
+        operation = AclOperation.coerce(operation)
+        resource_type = ResourceType.coerce(resource_type)
+        if resource_type is ResourceType.ANY:
+            raise ValueError("Must specify a non-filter resource type for authorizeByResourceType")
+        if resource_type is ResourceType.UNKNOWN:
+            raise ValueError("Unknown resource type")
+        if operation is AclOperation.ANY:
+            raise ValueError("Must specify a non-filter operation type for authorizeByResourceType")
+        if operation is AclOperation.UNKNOWN:
+            raise ValueError("Unknown operation type")
+        # Kafka asks about a made-up name first, so that super users (and, with no ACLs on that
+        # name, allow.everyone.if.no.acl.found) are allowed whatever the DENY ACLs say.
+        probe = Action(operation, ResourcePattern(resource_type, "hardcode"), 0, True, False)
+        if self.authorize(context, [probe])[0] is ALLOWED:
+            return ALLOWED
+        type_index = self._index.types.get(resource_type)
+        if type_index is None:
+            return DENIED
+        hosts = dict.fromkeys((context.client_address, WILDCARD_HOST))
+        summaries = [
+            summary
+            for principal in self.principal_keys(context)
+            for host in hosts
+            if (summary := type_index.type_summary(principal, host, operation)) is not None
+        ]
+        if any(summary.wildcard_deny for summary in summaries):
+            return DENIED
+        if any(summary.wildcard_allow for summary in summaries):
+            return ALLOWED
+        for position, summary in enumerate(summaries):
+            others = [
+                other
+                for other_position, other in enumerate(summaries)
+                if other_position != position and (other.deny_literal or other.deny_prefixed)
+            ]
+            for pattern_type, name in summary.undominated:
+                if not any(
+                    is_dominated(pattern_type, name, other.deny_literal, other.deny_prefixed)
+                    for other in others
+                ):
+                    return ALLOWED
+        return DENIED
+
+    def decide(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationDecision]:
+        """Like :meth:`authorize`, with the rule that decided each action (its provenance)."""
+        if not actions:
+            return []
+        own = str(context.principal)
+        if own in self.super_users:
+            rule = Rule(RuleKind.SUPER_USER, description=f"{own} is a super user")
+            return [AuthorizationDecision(action, ALLOWED, rule) for action in actions]
+        self._check_ready()
+        keys = self.principal_keys(context)
+        hosts = dict.fromkeys((context.client_address, WILDCARD_HOST))
+        return [self._decide_one(keys, hosts, action) for action in actions]
+
+    def _decide_one(self, keys, hosts, action: Action) -> AuthorizationDecision:
+        pattern = action.resource_pattern
+        type_index = self._index.types.get(pattern.resource_type)
+        entries = [] if type_index is None else type_index.matching_entries(pattern.name)
+        if not entries:
+            result = ALLOWED if self.allow_everyone_if_no_acl_found else DENIED
+            rule = Rule(
+                RuleKind.NO_ACL_FOUND,
+                description=f"no ACL matches the resource; allow.everyone.if.no.acl.found="
+                f"{str(self.allow_everyone_if_no_acl_found).lower()}",
+            )
+            return AuthorizationDecision(action, result, rule)
+        bit = 1 << action.operation
+        allowing = None
+        for entry in entries:
+            for key in keys:
+                for host in hosts:
+                    for stored in entry.by_principal_host.get((key, host), ()):
+                        allow, deny = acl_masks(stored.binding)
+                        if deny & bit:
+                            return AuthorizationDecision(action, DENIED, Rule(RuleKind.DENY_ACL, stored))
+                        if allow & bit and allowing is None:
+                            allowing = stored
+        if allowing is not None:
+            return AuthorizationDecision(action, ALLOWED, Rule(RuleKind.ALLOW_ACL, allowing))
+        rule = Rule(
+            RuleKind.NO_MATCHING_ACL,
+            description="the resource has ACLs, but none allows this principal, host and operation",
+        )
+        return AuthorizationDecision(action, DENIED, rule)
+
+    def explain(self, context: RequestContext, action: Action) -> AuthorizationDecision:
+        """The decision for one action and the ACL or default rule behind it."""
+        return self.decide(context, [action])[0]
+
+    def who_can(self, operation: AclOperation | str | int, resource_pattern: ResourcePattern) -> tuple[Grantee, ...]:
+        """The principals and hosts that ``authorize`` allows ``operation`` on the resource."""
+        operation = AclOperation.coerce(operation)
+        Action(operation, resource_pattern)  # the same LITERAL check as authorize
+        bit = 1 << operation
+        grantees = [Grantee(user, WILDCARD_HOST, RuleKind.SUPER_USER) for user in sorted(self.super_users)]
+        type_index = self._index.types.get(resource_pattern.resource_type)
+        entries = [] if type_index is None else type_index.matching_entries(resource_pattern.name)
+        if not entries:
+            if self.allow_everyone_if_no_acl_found:
+                grantees.append(Grantee(WILDCARD_PRINCIPAL, WILDCARD_HOST, RuleKind.NO_ACL_FOUND))
+            return tuple(grantees)
+
+        def allowed(keys, host):
+            allow = deny = 0
+            for entry in entries:
+                entry_allow, entry_deny = entry.masks(keys, host)
+                allow |= entry_allow
+                deny |= entry_deny
+            return bool(allow & bit) and not deny & bit
+
+        named = sorted(
+            {p for entry in entries for p in entry.grants} - {WILDCARD_PRINCIPAL} - self.super_users
+        )
+        hosts = sorted(
+            {h for entry in entries for grant in entry.grants.values() if grant[2] for h in grant[2]}
+        )
+        everyone = (WILDCARD_PRINCIPAL,)
+        # host None matches no host-specific ACL: it stands for "any host not named in an ACL".
+        everyone_allowed = allowed(everyone, None)
+        for principal in named:
+            keys = (principal, WILDCARD_PRINCIPAL)
+            if allowed(keys, None):
+                refused = tuple(h for h in hosts if not allowed(keys, h))
+                grantees.append(Grantee(principal, WILDCARD_HOST, RuleKind.ALLOW_ACL, except_hosts=refused))
+            else:
+                grantees.extend(
+                    Grantee(principal, h, RuleKind.ALLOW_ACL) for h in hosts if allowed(keys, h)
+                )
+        if everyone_allowed:
+            refused_hosts = tuple(h for h in hosts if not allowed(everyone, h))
+            refused = tuple(p for p in named if not allowed((p, WILDCARD_PRINCIPAL), None))
+            grantees.append(
+                Grantee(WILDCARD_PRINCIPAL, WILDCARD_HOST, RuleKind.ALLOW_ACL, refused_hosts, refused)
+            )
+        else:
+            grantees.extend(
+                Grantee(WILDCARD_PRINCIPAL, h, RuleKind.ALLOW_ACL) for h in hosts if allowed(everyone, h)
+            )
+        return tuple(grantees)
+
+    def acls(self, acl_filter: AclBindingFilter = AclBindingFilter.ANY) -> list[AclBinding]:
+        """Every ACL the filter matches (Kafka's ``Authorizer.acls``)."""
+        return [stored.binding for stored in self.stored_acls(acl_filter)]
+
+    def stored_acls(self, acl_filter: AclBindingFilter = AclBindingFilter.ANY) -> list[StoredAcl]:
+        """Like :meth:`acls`, with each ACL's id and source."""
+        return _matching(self._index, acl_filter)
+
+    # ------------------------------------------------------------------ changing
+
+    def create_acls(self, bindings: Iterable[AclBinding]) -> list[AclCreateResult]:
+        """Store the bindings; one result per binding, invalid ones carry INVALID_REQUEST.
+
+        Valid bindings are written in one transaction; creating an ACL that exists is a no-op
+        that succeeds, as in Kafka.
+        """
+        results: list[AclCreateResult] = []
+        added: list[StoredAcl] = []
+        with self._write_lock:
+            pending: dict[AclBinding, str] = {}
+            for binding in bindings:
+                if not isinstance(binding, AclBinding):
+                    raise TypeError(f"create_acls takes AclBinding values, not {binding!r}")
+                try:
+                    validate_new_acl(binding)
+                except KafkaError as error:
+                    results.append(AclCreateResult(binding, error=error))
+                    continue
+                acl_id = self._ids_by_binding.get((STORE_SOURCE, binding)) or pending.get(binding)
+                if acl_id is None:
+                    acl_id = pending[binding] = str(uuid.uuid4())
+                    added.append(StoredAcl(acl_id, binding))
+                results.append(AclCreateResult(binding, acl_id=acl_id))
+            self._commit(added, ())
+        return results
+
+    def delete_acls(self, filters: Iterable[AclBindingFilter]) -> list[AclDeleteResult]:
+        """Delete what each filter matches; one result per filter.
+
+        A binding matched by several filters is reported under each, as KRaft does. Only ACLs
+        created through the authorizer are deleted; plugin-contributed ACLs belong to their plugin.
+        """
+        results: list[AclDeleteResult] = []
+        with self._write_lock:
+            index = self._index
+            removed: dict[str, StoredAcl] = {}
+            for acl_filter in filters:
+                if not isinstance(acl_filter, AclBindingFilter):
+                    raise TypeError(f"delete_acls takes AclBindingFilter values, not {acl_filter!r}")
+                try:
+                    validate_filter(acl_filter)
+                except KafkaError as error:
+                    results.append(AclDeleteResult(acl_filter, error=error))
+                    continue
+                matched = tuple(s for s in _matching(index, acl_filter) if s.source == STORE_SOURCE)
+                removed.update((s.acl_id, s) for s in matched)
+                results.append(AclDeleteResult(acl_filter, matched))
+            self._commit((), list(removed.values()))
+        return results
+
+    def add_acl(self, acl_id: str, binding: AclBinding) -> None:
+        """Metadata-stream feed: add one ACL under the host broker's id."""
+        validate_new_acl(binding)
+        with self._write_lock:
+            if acl_id in self._by_id:
+                raise ValueError(f"an ACL with id {acl_id!r} already exists")
+            self._commit([StoredAcl(acl_id, binding)], ())
+
+    def remove_acl(self, acl_id: str) -> None:
+        """Metadata-stream feed: remove the ACL with this id."""
+        with self._write_lock:
+            stored = self._by_id.get(acl_id)
+            if stored is None:
+                raise ValueError(f"no ACL with id {acl_id!r}")
+            self._commit((), [stored])
+
+    def load_snapshot(self, acls: Mapping[str, AclBinding]) -> None:
+        """Metadata-stream feed: replace every stored ACL with ``acls`` (id -> binding)."""
+        for binding in acls.values():
+            validate_new_acl(binding)
+        with self._write_lock:
+            old = [s for s in self._by_id.values() if s.source == STORE_SOURCE]
+            new = [StoredAcl(acl_id, binding) for acl_id, binding in acls.items()]
+            self._commit(new, old)
+
+    def complete_initial_load(self) -> None:
+        """Metadata-stream feed: the host broker has caught up; non-super users may be answered."""
+        self._loading_complete = True
+
+    def replace_source_acls(self, source: str, bindings: Iterable[AclBinding]) -> None:
+        """Swap in the ACLs a plugin contributes under ``source``; they are not stored."""
+        if source == STORE_SOURCE:
+            raise ValueError(f"{STORE_SOURCE!r} is the authorizer's own source; name the plugin")
+        bindings = list(dict.fromkeys(bindings))
+        for binding in bindings:
+            validate_new_acl(binding)
+        with self._write_lock:
+            old = [s for s in self._by_id.values() if s.source == source]
+            new = [StoredAcl(f"{source}/{uuid.uuid4()}", b, source) for b in bindings]
+            self._commit(new, old)
+
+    def _replace_all(self, acls: Iterable[StoredAcl]) -> None:
+        with self._write_lock:
+            self._by_id = {s.acl_id: s for s in acls}
+            self._ids_by_binding = {(s.source, s.binding): s.acl_id for s in self._by_id.values()}
+            self._index = AclIndex.build(self._by_id.values())
+
+    def _commit(self, added: Sequence[StoredAcl], removed: Sequence[StoredAcl]) -> None:
+        """Write through the store first, then swap in the new snapshot (caller holds the lock)."""
+        if not added and not removed:
+            return
+        stored_added = [(s.acl_id, s.binding) for s in added if s.source == STORE_SOURCE]
+        stored_removed = [s.acl_id for s in removed if s.source == STORE_SOURCE]
+        if self._store is not None and (stored_added or stored_removed):
+            self._store.apply_acl_changes(stored_added, stored_removed)
+        for stored in removed:
+            del self._by_id[stored.acl_id]
+            key = (stored.source, stored.binding)
+            # A metadata stream may carry one binding under two ids; keep the survivor's.
+            if self._ids_by_binding.get(key) == stored.acl_id:
+                del self._ids_by_binding[key]
+        for stored in added:
+            self._by_id[stored.acl_id] = stored
+            self._ids_by_binding[(stored.source, stored.binding)] = stored.acl_id
+        self._index = self._index.apply(added, removed)
+
+
+def _matching(index: AclIndex, acl_filter: AclBindingFilter) -> list[StoredAcl]:
+    resource_type = acl_filter.pattern_filter.resource_type
+    if resource_type is ResourceType.ANY:
+        type_indexes = index.types.values()
+    else:
+        type_indexes = [index.types[resource_type]] if resource_type in index.types else []
+    pattern_filter, entry_filter = acl_filter.pattern_filter, acl_filter.entry_filter
+    return [
+        stored
+        for type_index in type_indexes
+        for pattern_entry in type_index.entries()
+        if pattern_filter.matches(pattern_entry.pattern)
+        for stored in pattern_entry.acls
+        if entry_filter.matches(stored.binding.entry)
+    ]

@@ -1,0 +1,99 @@
+"""What an authorizer is asked: a request context, the actions, and the answers."""
+
+from __future__ import annotations
+
+import enum
+import ipaddress
+
+from attrs import field, frozen, validators
+
+from kafkasec.acl import AclOperation, PatternType, ResourcePattern
+from kafkasec.principal import KafkaPrincipal
+
+
+def java_host_address(address: object) -> str:
+    """The client address as Java's ``InetAddress.getHostAddress()`` prints it.
+
+    ACL hosts are compared as strings with exactly this text, so ``::1`` must become
+    ``0:0:0:0:0:0:0:1`` and an IPv4-mapped IPv6 address its IPv4 form, as on a Kafka broker.
+    """
+    if isinstance(address, (ipaddress.IPv4Address, ipaddress.IPv6Address)):
+        ip = address
+    elif isinstance(address, str):
+        text, _, scope = address.partition("%")
+        try:
+            ip = ipaddress.ip_address(text)
+        except ValueError:
+            raise ValueError(
+                f"client_address must be an IP address such as '10.0.0.1' or '::1', not {address!r}"
+            ) from None
+        if scope and ip.version == 6:
+            return _java_ipv6(ip) + "%" + scope
+    else:
+        raise TypeError(f"client_address must be a str or an ipaddress object, not {address!r}")
+    if ip.version == 4:
+        return str(ip)
+    if ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return _java_ipv6(ip)
+
+
+def _java_ipv6(ip: ipaddress.IPv6Address) -> str:
+    packed = ip.packed
+    return ":".join(f"{int.from_bytes(packed[i:i + 2], 'big'):x}" for i in range(0, 16, 2))
+
+
+_principal = validators.instance_of(KafkaPrincipal)
+
+
+@frozen
+class RequestContext:
+    """The request being authorized: who sends it, from where, over which listener.
+
+    ``forwarding_principal`` is KIP-590's: set when another broker forwarded this request in an
+    envelope on the client's behalf (the principal here is then the original client's).
+    """
+
+    principal: KafkaPrincipal = field(validator=_principal)
+    client_address: str = field(converter=java_host_address)
+    listener_name: str = field(default="PLAINTEXT", validator=validators.instance_of(str))
+    security_protocol: str = field(default="PLAINTEXT", validator=validators.instance_of(str))
+    request_type: int = field(default=-1, validator=validators.instance_of(int))
+    request_version: int = field(default=0, validator=validators.instance_of(int))
+    client_id: str = field(default="", validator=validators.instance_of(str))
+    correlation_id: int = field(default=0, validator=validators.instance_of(int))
+    forwarding_principal: KafkaPrincipal | None = field(
+        default=None, validator=validators.optional(_principal)
+    )
+
+    @classmethod
+    def for_principal(cls, principal: KafkaPrincipal | str, client_address: str = "127.0.0.1", **kwargs) -> RequestContext:
+        """A context for ``principal`` (a KafkaPrincipal or "Type:name"), e.g. for tools and tests."""
+        if isinstance(principal, str):
+            principal = KafkaPrincipal.parse(principal)
+        return cls(principal, client_address, **kwargs)
+
+
+def _literal_pattern(instance, attribute, value):
+    if value.pattern_type is not PatternType.LITERAL:
+        raise ValueError(
+            f"an action names one resource, so its pattern must be LITERAL, not {value.pattern_type.name}"
+        )
+
+
+@frozen(cache_hash=True)
+class Action:
+    """One operation on one resource that a request wants to perform."""
+
+    operation: AclOperation = field(converter=AclOperation.coerce)
+    resource_pattern: ResourcePattern = field(
+        validator=[validators.instance_of(ResourcePattern), _literal_pattern]
+    )
+    resource_reference_count: int = field(default=1, validator=validators.instance_of(int))
+    log_if_allowed: bool = field(default=True, validator=validators.instance_of(bool))
+    log_if_denied: bool = field(default=True, validator=validators.instance_of(bool))
+
+
+class AuthorizationResult(enum.Enum):
+    ALLOWED = "ALLOWED"
+    DENIED = "DENIED"

@@ -1,0 +1,107 @@
+"""Kafka's error codes as shipped, and the exceptions that carry them.
+
+Two kinds of error, as in h11: a caller who misuses the API gets ``ValueError``/``TypeError``;
+a failure Kafka would answer with an error code raises a :class:`KafkaError` that carries the
+code and its name, so a broker can put it on the wire unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from kafkasec._enums import KafkaEnum
+from kafkasec._error_table import ERROR_TABLE
+
+_DETAILS = {code: (message, retriable) for code, _name, message, retriable in ERROR_TABLE}
+
+
+class _ErrorCodeBase(KafkaEnum):
+    @property
+    def message(self) -> str:
+        """Kafka's default message for this error."""
+        return _DETAILS[self.value][0]
+
+    @property
+    def retriable(self) -> bool:
+        """Whether Kafka's exception for this error is a RetriableException."""
+        return _DETAILS[self.value][1]
+
+
+KafkaErrorCode = _ErrorCodeBase(
+    "KafkaErrorCode",
+    [(name, code) for code, name, _message, _retriable in ERROR_TABLE],
+    module=__name__,
+)
+KafkaErrorCode.__doc__ = "Every error code of Kafka's protocol (Errors.java), by name and code."
+
+
+class KafkaError(Exception):
+    """An error Kafka answers with an error code; ``error_code`` and its name travel with it."""
+
+    default_error_code: ClassVar[KafkaErrorCode] = KafkaErrorCode.UNKNOWN_SERVER_ERROR
+    _by_code: ClassVar[dict[KafkaErrorCode, type[KafkaError]]] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        KafkaError._by_code.setdefault(cls.default_error_code, cls)
+
+    def __init__(self, message: str | None = None, *, error_code: KafkaErrorCode | int | str | None = None):
+        self.error_code = KafkaErrorCode.coerce(
+            self.default_error_code if error_code is None else error_code
+        )
+        self.message = self.error_code.message if message is None else message
+        super().__init__(self.message)
+
+    @property
+    def code(self) -> int:
+        return int(self.error_code)
+
+    @property
+    def error_name(self) -> str:
+        return self.error_code.name
+
+    @property
+    def retriable(self) -> bool:
+        return self.error_code.retriable
+
+    @classmethod
+    def for_code(cls, error_code: KafkaErrorCode | int | str, message: str | None = None) -> KafkaError:
+        """The most specific exception for ``error_code``, e.g. for an error read off the wire."""
+        error_code = KafkaErrorCode.coerce(error_code)
+        exc_type = KafkaError._by_code.get(error_code, KafkaError)
+        return exc_type(message, error_code=error_code)
+
+    def __str__(self) -> str:
+        return f"{self.error_name} ({self.code}): {self.message}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, error_code={self.error_name})"
+
+
+class UnknownServerError(KafkaError):
+    default_error_code = KafkaErrorCode.UNKNOWN_SERVER_ERROR
+
+
+class InvalidRequestError(KafkaError):
+    default_error_code = KafkaErrorCode.INVALID_REQUEST
+
+
+class ClusterAuthorizationFailedError(KafkaError):
+    default_error_code = KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED
+
+
+class SecurityDisabledError(KafkaError):
+    default_error_code = KafkaErrorCode.SECURITY_DISABLED
+
+
+class AuthorizerNotReadyError(KafkaError):
+    """The authorizer has not finished its initial load of ACLs.
+
+    Kafka's AuthorizerNotReadyException has no error code of its own; on the wire it becomes
+    UNKNOWN_SERVER_ERROR, and the client retries.
+    """
+
+    default_error_code = KafkaErrorCode.UNKNOWN_SERVER_ERROR
+
+    def __init__(self, message: str | None = None, **kwargs):
+        super().__init__(message or "The authorizer is not ready: its initial ACL load has not completed.", **kwargs)

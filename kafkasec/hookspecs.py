@@ -1,0 +1,83 @@
+"""Every hook of kafkasec, in one module, with the marker "kafkasec".
+
+A plugin is a module or object with functions named like these, marked ``@hookimpl``
+(``from kafkasec import hookimpl``); it may take any subset of the arguments. Built-in
+behaviour is itself a plugin (see ``kafkasec.plugins.DEFAULT_PLUGINS``) registered after the
+entry-point plugins, with ``trylast=True`` where it answers a firstresult hook, so a plugin of
+yours is asked first and can answer, decline (return None) or wrap (``wrapper=True``).
+
+docs/hooks.md is the reference for each hook, with an example.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("kafkasec")
+hookimpl = pluggy.HookimplMarker("kafkasec")
+
+
+@hookspec
+def kafkasec_startup(security):
+    """Called once when a :class:`~kafkasec.KafkaSecurity` has been built, before any request.
+
+    Read your settings from ``security.config`` and fail here (ValueError naming the setting)
+    rather than on the first request. Keep per-instance state in
+    ``security.plugin_state[<your name>]``. The return value is ignored.
+    """
+
+
+@hookspec
+def kafkasec_shutdown(security):
+    """Called once from ``KafkaSecurity.close()``: flush and release what you hold. Ignored result."""
+
+
+@hookspec(firstresult=True)
+def kafkasec_state_store(security, path):
+    """Open the durable state store for ``path`` (``kafkasec.state.path``; None or ":memory:"
+    for memory).
+
+    Return an object with ``load_acls()``, ``apply_acl_changes(added, removed_ids)`` and
+    ``close()``, or None for "not mine" (the built-in SQLite/memory store answers last).
+    """
+
+
+@hookspec(firstresult=True)
+def kafkasec_authorize(security, context, actions):
+    """Decide ``actions`` (a list of Action) for ``context`` (a RequestContext).
+
+    Return a list with one :class:`~kafkasec.AuthorizationDecision` per action, in order, or
+    None for "not mine": the next plugin is asked, and the standard authorizer answers last.
+    To wrap the standard authorizer (e.g. to consult an external policy engine after it),
+    use ``@hookimpl(wrapper=True)`` and ``decisions = yield``.
+    """
+
+
+@hookspec
+def kafkasec_contribute_acls(security):
+    """ACLs this plugin contributes, as an iterable of :class:`~kafkasec.AclBinding` (or None).
+
+    They are loaded into the index with the plugin's name as their source, so ``explain`` and
+    audit records name the plugin. They are not written to the state store and are not removed
+    by ``delete_acls``; ``KafkaSecurity.reload_contributed_acls()`` asks again.
+    """
+
+
+@hookspec
+def kafkasec_expand_principal(security, principal, context):
+    """Principals whose ACLs also apply to ``principal``, e.g. ``Group:eng`` for a member.
+
+    Return an iterable of :class:`~kafkasec.KafkaPrincipal` (or None). Kafka has no such hook:
+    ACLs for ``Group:eng`` then apply to ``User:alice`` as if they named her. Super users are
+    still matched on the principal itself only. Called on every authorization: keep it cheap.
+    """
+
+
+@hookspec
+def kafkasec_audit(security, context, decisions):
+    """Observe decisions: ``decisions`` is the list of AuthorizationDecision for one request.
+
+    Each carries the action (with ``log_if_allowed``/``log_if_denied``), the result, the rule
+    that decided (with the ACL and its source) and the authorizer plugin. The result is ignored;
+    an exception here propagates, since a failed audit must not pass silently.
+    """

@@ -1,0 +1,74 @@
+"""The plugin manager: entry-point plugins first, then the built-in plugins.
+
+Environment:
+- ``KAFKASEC_LOAD_PLUGINS``: a comma-separated allow-list of entry-point names to load (empty:
+  none). Unset: every plugin installed under the entry-point group "kafkasec" is loaded.
+- ``KAFKASEC_TRACE_PLUGINS``: when set to anything but "" or "0", every hook call and result is
+  written to standard error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import pluggy
+
+from kafkasec import hookspecs
+
+ENTRY_POINT_GROUP = "kafkasec"
+
+DEFAULT_PLUGINS = (
+    "kafkasec.store.plugin",
+    "kafkasec.authorizer.plugin",
+)
+
+
+def make_plugin_manager(*, load_entrypoints: bool = True, plugins=()) -> pluggy.PluginManager:
+    """A plugin manager with entry-point plugins (subject to KAFKASEC_LOAD_PLUGINS), then
+    ``plugins`` (modules or objects of yours), then the built-ins, checked with check_pending()."""
+    manager = pluggy.PluginManager("kafkasec")
+    manager.add_hookspecs(hookspecs)
+    if load_entrypoints:
+        allowed = os.environ.get("KAFKASEC_LOAD_PLUGINS")
+        if allowed is None:
+            manager.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+        else:
+            for name in (part.strip() for part in allowed.split(",")):
+                if name:
+                    if not manager.load_setuptools_entrypoints(ENTRY_POINT_GROUP, name=name):
+                        raise ValueError(
+                            f"KAFKASEC_LOAD_PLUGINS names {name!r}, but no installed plugin has that "
+                            f"entry point in the {ENTRY_POINT_GROUP!r} group"
+                        )
+    for plugin in plugins:
+        manager.register(plugin)
+    for name in DEFAULT_PLUGINS:
+        manager.register(importlib.import_module(name), name)
+    manager.check_pending()
+    if os.environ.get("KAFKASEC_TRACE_PLUGINS", "") not in ("", "0"):
+        enable_tracing(manager)
+    return manager
+
+
+def enable_tracing(manager: pluggy.PluginManager, write=None) -> None:
+    """Write each hook call and its result (to standard error unless ``write`` is given)."""
+    manager.trace.root.setwriter(write or (lambda text: sys.stderr.write(text)))
+    manager.enable_tracing()
+
+
+def describe_plugins(manager: pluggy.PluginManager) -> list[dict]:
+    """Name, hooks and (for entry-point plugins) distribution of each registered plugin."""
+    distributions = {id(plugin): dist for plugin, dist in manager.list_plugin_distinfo()}
+    described = []
+    for plugin in manager.get_plugins():
+        dist = distributions.get(id(plugin))
+        described.append(
+            {
+                "name": manager.get_name(plugin),
+                "hooks": sorted(caller.name for caller in manager.get_hookcallers(plugin) or ()),
+                "distribution": None if dist is None else f"{dist.project_name} {dist.version}",
+            }
+        )
+    return described

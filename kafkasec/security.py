@@ -1,0 +1,172 @@
+"""KafkaSecurity: the one object a broker, proxy or gateway embeds.
+
+It owns the plugin manager, the state store and the standard authorizer, and routes every
+question through the hooks, so a plugin can change any answer and audit sees every decision.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Sequence
+
+from kafkasec.acl import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    ResourcePattern,
+    supported_operations,
+)
+from kafkasec.authorizer.decision import AuthorizationDecision
+from kafkasec.authorizer.standard import AclCreateResult, AclDeleteResult, Grantee, StandardAuthorizer
+from kafkasec.context import Action, AuthorizationResult, RequestContext
+from kafkasec.plugins import make_plugin_manager
+from kafkasec.principal import KafkaPrincipal
+
+SUPER_USERS = "super.users"
+ALLOW_EVERYONE_IF_NO_ACL_FOUND = "allow.everyone.if.no.acl.found"
+STATE_PATH = "kafkasec.state.path"
+
+
+def parse_bool(name: str, value: object) -> bool:
+    """A Kafka boolean setting; anything but true/false (any case) is a ValueError, not False."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "false"):
+        return text == "true"
+    raise ValueError(f"{name} must be true or false, not {value!r}")
+
+
+class KafkaSecurity:
+    """Authorization (and, as they land, authentication and forwarding) for one node.
+
+    Build it with keyword arguments, or from a Kafka-style config with :meth:`from_config`.
+    ``state_path`` is the SQLite file for durable state (None or ":memory:": in memory).
+    ``config`` is kept whole in ``self.config`` for plugins to read their own settings.
+    """
+
+    def __init__(
+        self,
+        *,
+        super_users: str | Iterable[str | KafkaPrincipal] | None = (),
+        allow_everyone_if_no_acl_found: bool = False,
+        state_path: str | None = None,
+        config: Mapping[str, object] | None = None,
+        plugin_manager=None,
+        plugins=(),
+    ):
+        self.config = dict(config or {})
+        self.plugin_state: dict[str, object] = {}
+        self.plugin_manager = plugin_manager or make_plugin_manager(plugins=plugins)
+        hook = self.plugin_manager.hook
+        self._hook = hook
+        self.store = hook.kafkasec_state_store(security=self, path=state_path)
+        if self.store is None:
+            raise ValueError(f"no plugin opened a state store for {state_path!r}")
+        self.authorizer = StandardAuthorizer(
+            super_users,
+            allow_everyone_if_no_acl_found,
+            store=self.store,
+            principal_expander=self._expand_principal if hook.kafkasec_expand_principal.get_hookimpls() else None,
+        )
+        self._audits = bool(hook.kafkasec_audit.get_hookimpls())
+        self._closed = False
+        hook.kafkasec_startup(security=self)
+        self.reload_contributed_acls()
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, object], **kwargs) -> KafkaSecurity:
+        """Build from Kafka settings: ``super.users`` ("User:a;User:b"),
+        ``allow.everyone.if.no.acl.found`` ("true"/"false") and ``kafkasec.state.path``."""
+        return cls(
+            super_users=str(config.get(SUPER_USERS, "")),
+            allow_everyone_if_no_acl_found=parse_bool(
+                ALLOW_EVERYONE_IF_NO_ACL_FOUND, config.get(ALLOW_EVERYONE_IF_NO_ACL_FOUND, False)
+            ),
+            state_path=config.get(STATE_PATH),
+            config=config,
+            **kwargs,
+        )
+
+    # ------------------------------------------------------------------ authorization
+
+    def decide(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationDecision]:
+        """Decisions with provenance for ``actions``; each batch reaches the audit hook."""
+        actions = list(actions)
+        decisions = self._hook.kafkasec_authorize(security=self, context=context, actions=actions)
+        if decisions is None or len(decisions) != len(actions):
+            raise RuntimeError(
+                f"the authorizer plugins answered {None if decisions is None else len(decisions)} "
+                f"decisions for {len(actions)} actions"
+            )
+        if self._audits:
+            self._hook.kafkasec_audit(security=self, context=context, decisions=decisions)
+        return decisions
+
+    def authorize(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationResult]:
+        """One ALLOWED/DENIED per action, as Kafka's ``Authorizer.authorize``."""
+        return [decision.result for decision in self.decide(context, actions)]
+
+    def explain(self, context: RequestContext, action: Action) -> AuthorizationDecision:
+        """The decision for one action, with the plugin and the ACL or default rule behind it."""
+        return self.decide(context, [action])[0]
+
+    def authorized_operations(self, context: RequestContext, resource_pattern: ResourcePattern) -> frozenset[AclOperation]:
+        """KIP-430, as a Kafka broker computes it: authorize each supported operation without
+        audit logging (through the plugins, so a custom authorizer is honoured)."""
+        operations = sorted(supported_operations(resource_pattern.resource_type))
+        actions = [Action(op, resource_pattern, 1, False, False) for op in operations]
+        return frozenset(
+            op for op, result in zip(operations, self.authorize(context, actions)) if result is AuthorizationResult.ALLOWED
+        )
+
+    def authorize_by_resource_type(self, context: RequestContext, operation, resource_type) -> AuthorizationResult:
+        """Kafka's ``authorizeByResourceType``, answered from the ACL index."""
+        return self.authorizer.authorize_by_resource_type(context, operation, resource_type)
+
+    def who_can(self, operation, resource_pattern: ResourcePattern) -> tuple[Grantee, ...]:
+        return self.authorizer.who_can(operation, resource_pattern)
+
+    def _expand_principal(self, principal: KafkaPrincipal, context: RequestContext) -> list[KafkaPrincipal]:
+        groups = []
+        for contributed in self._hook.kafkasec_expand_principal(security=self, principal=principal, context=context):
+            groups.extend(contributed or ())
+        return groups
+
+    # ------------------------------------------------------------------ ACL management
+
+    def create_acls(self, bindings: Iterable[AclBinding]) -> list[AclCreateResult]:
+        return self.authorizer.create_acls(bindings)
+
+    def delete_acls(self, filters: Iterable[AclBindingFilter]) -> list[AclDeleteResult]:
+        return self.authorizer.delete_acls(filters)
+
+    def acls(self, acl_filter: AclBindingFilter = AclBindingFilter.ANY) -> list[AclBinding]:
+        return self.authorizer.acls(acl_filter)
+
+    def reload_contributed_acls(self) -> None:
+        """Ask every ``kafkasec_contribute_acls`` plugin again and swap in what each returns."""
+        caller = self._hook.kafkasec_contribute_acls
+        for impl in caller.get_hookimpls():
+            arguments = {"security": self}
+            contributed = impl.function(*(arguments[name] for name in impl.argnames))
+            self.authorizer.replace_source_acls(impl.plugin_name, contributed or ())
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._hook.kafkasec_shutdown(security=self)
+        finally:
+            self.store.close()
+
+    def __enter__(self) -> KafkaSecurity:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+__all__ = ["KafkaSecurity", "parse_bool"]

@@ -1,0 +1,124 @@
+"""The embedded durable state: one SQLite file (stdlib ``sqlite3``).
+
+Every change is one transaction in WAL mode with ``synchronous=FULL``: a process killed at any
+instant leaves either the whole change or none of it, and a committed change survives power
+loss. One connection, guarded by a lock, serves every thread of the process.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from typing import Iterable, Sequence
+
+from kafkasec.acl import AclBinding
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS acls (
+    id TEXT PRIMARY KEY,
+    resource_type INTEGER NOT NULL,
+    resource_name TEXT NOT NULL,
+    pattern_type INTEGER NOT NULL,
+    principal TEXT NOT NULL,
+    host TEXT NOT NULL,
+    operation INTEGER NOT NULL,
+    permission_type INTEGER NOT NULL
+);
+"""
+
+
+class StateError(Exception):
+    """The state file cannot be used: unreadable, from a newer kafkasec, or with a bad row."""
+
+
+class SqliteStateStore:
+    """ACLs (and, later, credentials and tokens) in one SQLite file at ``path``."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = os.fspath(path)
+        self._lock = threading.Lock()
+        try:
+            self._connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._connection.execute("PRAGMA journal_mode=WAL")
+            self._connection.execute("PRAGMA synchronous=FULL")
+            self._connection.execute("PRAGMA busy_timeout=10000")
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            raise StateError(f"cannot open the state file {self.path!r}: {error}") from error
+
+    def _migrate(self) -> None:
+        (version,) = self._connection.execute("PRAGMA user_version").fetchone()
+        if version > SCHEMA_VERSION:
+            raise StateError(
+                f"the state file {self.path!r} has schema version {version}; this kafkasec reads "
+                f"up to {SCHEMA_VERSION}: upgrade kafkasec"
+            )
+        with self._transaction() as cursor:
+            cursor.execute(_SCHEMA)
+            cursor.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _transaction(self):
+        return _Transaction(self._connection, self._lock)
+
+    def load_acls(self) -> list[tuple[str, AclBinding]]:
+        with self._lock:
+            rows = self._connection.execute(
+                "SELECT id, resource_type, resource_name, pattern_type, principal, host, operation, "
+                "permission_type FROM acls"
+            ).fetchall()
+        acls = []
+        for acl_id, *fields in rows:
+            try:
+                acls.append((acl_id, AclBinding.of(*fields)))
+            except (ValueError, TypeError) as error:
+                raise StateError(f"ACL {acl_id!r} in {self.path!r} cannot be read: {error}") from error
+        return acls
+
+    def apply_acl_changes(self, added: Sequence[tuple[str, AclBinding]], removed: Iterable[str]) -> None:
+        """Remove then add, in one transaction: all of it or none of it reaches the file."""
+        rows = [
+            (
+                acl_id,
+                int(b.pattern.resource_type),
+                b.pattern.name,
+                int(b.pattern.pattern_type),
+                b.entry.principal,
+                b.entry.host,
+                int(b.entry.operation),
+                int(b.entry.permission_type),
+            )
+            for acl_id, b in added
+        ]
+        with self._transaction() as cursor:
+            cursor.executemany("DELETE FROM acls WHERE id = ?", [(acl_id,) for acl_id in removed])
+            cursor.executemany("INSERT INTO acls VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any error, under the store's lock."""
+
+    def __init__(self, connection: sqlite3.Connection, lock: threading.Lock):
+        self._connection = connection
+        self._lock = lock
+
+    def __enter__(self) -> sqlite3.Cursor:
+        self._lock.acquire()
+        try:
+            self._connection.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._lock.release()
+            raise
+        return self._connection.cursor()
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            self._connection.execute("ROLLBACK" if exc_type else "COMMIT")
+        finally:
+            self._lock.release()
