@@ -1,0 +1,46 @@
+"""The docs are part of the product: README examples run, and every hook is documented and tested."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from kafkasec import hookspecs
+
+ROOT = Path(__file__).resolve().parent.parent
+HOOKS = sorted(name for name in dir(hookspecs) if name.startswith("kafkasec_"))
+
+
+def python_blocks(path):
+    return re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), flags=re.S)
+
+
+@pytest.mark.parametrize("number", range(len(python_blocks(ROOT / "README.md"))))
+def test_readme_examples_run(number):
+    exec(compile(python_blocks(ROOT / "README.md")[number], f"README.md block {number}", "exec"), {})
+
+
+def test_there_are_hooks_and_readme_examples():
+    assert len(HOOKS) >= 7
+    assert python_blocks(ROOT / "README.md")
+
+
+@pytest.mark.parametrize("hook", HOOKS)
+def test_every_hook_is_documented(hook):
+    reference = (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8")
+    assert f"## {hook}" in reference, f"docs/hooks.md has no section for {hook}"
+    assert getattr(hookspecs, hook).__doc__, f"{hook} has no docstring in hookspecs.py"
+
+
+@pytest.mark.parametrize("hook", HOOKS)
+def test_every_hook_is_exercised_by_a_test(hook):
+    tests = [p for p in (ROOT / "tests").glob("test_*.py") if p.name != "test_docs.py"]
+    using = [p.name for p in tests if re.search(rf"def {hook}\b", p.read_text(encoding="utf-8"))]
+    assert using, f"no test implements {hook}"
+
+
+def test_readme_commands_match_ci():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    test_command = next(line for line in readme.splitlines() if "pytest" in line and line.startswith("python"))
+    assert test_command in ci
