@@ -20,22 +20,23 @@ def java_host_address(address: object) -> str:
     if isinstance(address, (ipaddress.IPv4Address, ipaddress.IPv6Address)):
         ip = address
     elif isinstance(address, str):
-        text, _, scope = address.partition("%")
         try:
-            ip = ipaddress.ip_address(text)
+            ip = ipaddress.ip_address(address)
         except ValueError:
             raise ValueError(
                 f"client_address must be an IP address such as '10.0.0.1' or '::1', not {address!r}"
             ) from None
-        if scope and ip.version == 6:
-            return _java_ipv6(ip) + "%" + scope
     else:
         raise TypeError(f"client_address must be a str or an ipaddress object, not {address!r}")
     if ip.version == 4:
         return str(ip)
     if ip.ipv4_mapped is not None:
+        if ip.scope_id:
+            # Java refuses this too ("invalid IPv4-mapped address").
+            raise ValueError(f"an IPv4-mapped address cannot have a zone: {address!r}")
         return str(ip.ipv4_mapped)
-    return _java_ipv6(ip)
+    text = _java_ipv6(ip)
+    return f"{text}%{ip.scope_id}" if ip.scope_id else text
 
 
 def _java_ipv6(ip: ipaddress.IPv6Address) -> str:

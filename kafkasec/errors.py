@@ -67,7 +67,13 @@ class KafkaError(Exception):
     @classmethod
     def for_code(cls, error_code: KafkaErrorCode | int | str, message: str | None = None) -> KafkaError:
         """The most specific exception for ``error_code``, e.g. for an error read off the wire."""
-        error_code = KafkaErrorCode.coerce(error_code)
+        try:
+            error_code = KafkaErrorCode.coerce(error_code)
+        except ValueError:
+            if not isinstance(error_code, int) or isinstance(error_code, bool):
+                raise
+            # Kafka's Errors.forCode: a code this version does not know is an unknown server error.
+            return UnknownServerError(message or f"Unknown error code {error_code} from the peer")
         exc_type = KafkaError._by_code.get(error_code, KafkaError)
         return exc_type(message, error_code=error_code)
 
@@ -97,11 +103,15 @@ class SecurityDisabledError(KafkaError):
 class AuthorizerNotReadyError(KafkaError):
     """The authorizer has not finished its initial load of ACLs.
 
-    Kafka's AuthorizerNotReadyException has no error code of its own; on the wire it becomes
-    UNKNOWN_SERVER_ERROR, and the client retries.
+    Kafka's AuthorizerNotReadyException is retriable but has no error code of its own: a broker
+    answers UNKNOWN_SERVER_ERROR (-1). Brokers avoid it by not serving before the load completes.
     """
 
     default_error_code = KafkaErrorCode.UNKNOWN_SERVER_ERROR
+
+    @property
+    def retriable(self) -> bool:
+        return True
 
     def __init__(self, message: str | None = None, **kwargs):
         super().__init__(message or "The authorizer is not ready: its initial ACL load has not completed.", **kwargs)

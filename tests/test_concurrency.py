@@ -41,8 +41,11 @@ def test_authorize_from_threads_while_acls_change():
     changes = 0
     deadline = time.monotonic() + 3
     while time.monotonic() < deadline:
+        # Hold each state a moment so that readers see both, not only the one that lasts longer.
         authorizer.create_acls(grant)
+        time.sleep(0.002)
         authorizer.delete_acls(revoke)
+        time.sleep(0.002)
         changes += 2
     stop.set()
     for thread in readers:

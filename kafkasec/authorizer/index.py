@@ -12,6 +12,8 @@ they started with, so they never lock and never see half an update.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 from typing import Iterable, Iterator, Sequence
 
 from attrs import field, frozen
@@ -50,16 +52,18 @@ def _deny_mask(op: AclOperation) -> int:
     return ALL_OPERATIONS_MASK if op is AclOperation.ALL else 1 << op
 
 
-_ALLOW_MASKS = {op: _allow_mask(op) for op in AclOperation}
-_DENY_MASKS = {op: _deny_mask(op) for op in AclOperation}
+# Indexed by operation code: a tuple lookup is the cheapest thing Python does per ACL.
+_ALLOW_MASKS = tuple(_allow_mask(op) for op in AclOperation)
+_DENY_MASKS = tuple(_deny_mask(op) for op in AclOperation)
+_ALLOW, _DENY = AclPermissionType.ALLOW, AclPermissionType.DENY
 
 
 def acl_masks(binding: AclBinding) -> tuple[int, int]:
     """(allowed, denied) operation bitmasks of one ACL, implications included."""
     entry = binding.entry
-    if entry.permission_type is AclPermissionType.ALLOW:
+    if entry.permission_type is _ALLOW:
         return _ALLOW_MASKS[entry.operation], 0
-    if entry.permission_type is AclPermissionType.DENY:
+    if entry.permission_type is _DENY:
         return 0, _DENY_MASKS[entry.operation]
     return 0, 0
 
@@ -89,20 +93,26 @@ class PatternEntry:
         by_principal_host: dict[tuple[str, str], list[StoredAcl]] = {}
         for stored in acls:
             entry = stored.binding.entry
-            by_principal_host.setdefault((entry.principal, entry.host), []).append(stored)
-            allow, deny = acl_masks(stored.binding)
-            grant = grants.get(entry.principal)
+            principal, host = entry.principal, entry.host
+            by_principal_host.setdefault((principal, host), []).append(stored)
+            if entry.permission_type is _ALLOW:
+                allow, deny = _ALLOW_MASKS[entry.operation], 0
+            elif entry.permission_type is _DENY:
+                allow, deny = 0, _DENY_MASKS[entry.operation]
+            else:
+                continue
+            grant = grants.get(principal)
             if grant is None:
-                grant = grants[entry.principal] = [0, 0, None]
-            if entry.host == WILDCARD_HOST:
+                grant = grants[principal] = [0, 0, None]
+            if host == WILDCARD_HOST:
                 grant[0] |= allow
                 grant[1] |= deny
             else:
                 per_host = grant[2]
                 if per_host is None:
                     per_host = grant[2] = {}
-                old_allow, old_deny = per_host.get(entry.host, (0, 0))
-                per_host[entry.host] = (old_allow | allow, old_deny | deny)
+                old_allow, old_deny = per_host.get(host, (0, 0))
+                per_host[host] = (old_allow | allow, old_deny | deny)
         self.grants = {principal: tuple(grant) for principal, grant in grants.items()}
         # For naming the ACL that decided, without scanning every ACL of a busy pattern.
         self.by_principal_host = {key: tuple(group) for key, group in by_principal_host.items()}
@@ -128,7 +138,7 @@ class PatternEntry:
 class TypeIndex:
     """All patterns of one resource type: literal names, the literal ``*``, and prefixes."""
 
-    __slots__ = ("literal", "wildcard", "prefixed", "prefix_lengths", "_by_principal_host", "_summaries")
+    __slots__ = ("literal", "wildcard", "prefixed", "prefix_lengths", "_summaries", "by_resource_type_answers")
 
     def __init__(self, literal: dict[str, PatternEntry], prefixed: dict[str, PatternEntry]):
         self.literal = literal
@@ -136,8 +146,9 @@ class TypeIndex:
         self.wildcard = literal.get(WILDCARD_RESOURCE)
         # Only the lengths that some prefix has are worth slicing the resource name at.
         self.prefix_lengths = tuple(sorted({len(name) for name in prefixed}))
-        self._by_principal_host = None
         self._summaries = {}
+        # authorize_by_resource_type answers, per (principals, host, operation), for this snapshot.
+        self.by_resource_type_answers = {}
 
     def matching_entries(self, name: str) -> list[PatternEntry]:
         """The patterns that apply to the resource ``name``: its literal, ``*``, its prefixes.
@@ -166,91 +177,127 @@ class TypeIndex:
         yield from self.literal.values()
         yield from self.prefixed.values()
 
-    def by_principal_host(self) -> dict[tuple[str, str], list[tuple[PatternType, str, AclOperation, AclPermissionType]]]:
-        """This type's ACLs grouped by (principal, host), built on first use per snapshot."""
-        groups = self._by_principal_host
-        if groups is None:
-            groups = {}
-            for pattern_entry in self.entries():
-                pattern = pattern_entry.pattern
-                for stored in pattern_entry.acls:
-                    entry = stored.binding.entry
-                    groups.setdefault((entry.principal, entry.host), []).append(
-                        (pattern.pattern_type, pattern.name, entry.operation, entry.permission_type)
-                    )
-            self._by_principal_host = groups
-        return groups
+    def type_summaries(self, groups: Sequence[tuple[str, str]], operation: AclOperation) -> list[TypeSummary]:
+        """What the ACLs of each (principal, host) group say about ``operation`` on this type.
 
-    def type_summary(self, principal: str, host: str, operation: AclOperation) -> TypeSummary | None:
-        """What the ACLs of one (principal, host) say about ``operation`` on this whole type."""
-        key = (principal, host, operation)
-        try:
-            return self._summaries[key]
-        except KeyError:
-            pass
-        acls = self.by_principal_host().get((principal, host))
-        summary = None if acls is None else TypeSummary.build(acls, operation)
-        # Racing readers may both compute this; they store equal values, so no lock is needed.
-        self._summaries[key] = summary
-        return summary
+        Groups not yet summarized in this snapshot are built together in one pass over the
+        patterns, then cached: racing readers may both build one, but they store equal values.
+        """
+        summaries = self._summaries
+        missing = [group for group in groups if (group, operation) not in summaries]
+        if missing:
+            found: dict[tuple[str, str], list] = {group: [] for group in missing}
+            for entry in self.entries():
+                by_group = entry.by_principal_host
+                for group, acls in found.items():
+                    for stored in by_group.get(group, ()):
+                        acls.append((entry.pattern, stored.binding.entry))
+            for group, acls in found.items():
+                remember(summaries, (group, operation), TypeSummary(acls, operation) if acls else None)
+        return [s for group in groups if (s := summaries.get((group, operation))) is not None]
 
 
 class TypeSummary:
-    """Input to Kafka's authorizeByResourceType for one (principal, host, operation) group.
+    """Input to Kafka's authorizeByResourceType: what one (principal, host) group of ACLs
+    allows and denies for one operation (or ALL) across a resource type."""
 
-    ``undominated`` keeps the ALLOWed patterns that no DENY of this same group dominates; the
-    caller checks them against the DENYs of the other groups that apply to the request.
-    """
+    __slots__ = (
+        "wildcard_allow",
+        "wildcard_deny",
+        "allow_literal",
+        "allow_prefixed",
+        "deny_literal",
+        "deny_prefixed",
+    )
 
-    __slots__ = ("wildcard_allow", "wildcard_deny", "deny_literal", "deny_prefixed", "undominated")
-
-    def __init__(self, wildcard_allow, wildcard_deny, deny_literal, deny_prefixed, undominated):
-        self.wildcard_allow = wildcard_allow
-        self.wildcard_deny = wildcard_deny
-        self.deny_literal = deny_literal
-        self.deny_prefixed = deny_prefixed
-        self.undominated = undominated
-
-    @classmethod
-    def build(cls, acls, operation: AclOperation) -> TypeSummary:
-        wildcard_allow = wildcard_deny = False
+    def __init__(self, acls, operation: AclOperation):
+        self.wildcard_allow = self.wildcard_deny = False
         allow_literal, allow_prefixed, deny_literal, deny_prefixed = set(), set(), set(), set()
-        for pattern_type, name, acl_operation, permission in acls:
-            if acl_operation is not operation and acl_operation is not AclOperation.ALL:
+        for pattern, entry in acls:
+            if entry.operation is not operation and entry.operation is not AclOperation.ALL:
                 continue
-            literal = pattern_type is PatternType.LITERAL
-            if permission is AclPermissionType.DENY:
+            name = pattern.name
+            literal = pattern.pattern_type is PatternType.LITERAL
+            if entry.permission_type is _DENY:
                 if literal and name == WILDCARD_RESOURCE:
-                    wildcard_deny = True
+                    self.wildcard_deny = True
                 (deny_literal if literal else deny_prefixed).add(name)
-            elif permission is AclPermissionType.ALLOW:
+            elif entry.permission_type is _ALLOW:
                 if literal and name == WILDCARD_RESOURCE:
-                    wildcard_allow = True
+                    self.wildcard_allow = True
                 else:
                     (allow_literal if literal else allow_prefixed).add(name)
-        deny_literal, deny_prefixed = frozenset(deny_literal), frozenset(deny_prefixed)
-        undominated = tuple(
-            (PatternType.LITERAL, name)
-            for name in allow_literal
-            if not is_dominated(PatternType.LITERAL, name, deny_literal, deny_prefixed)
-        ) + tuple(
-            (PatternType.PREFIXED, name)
-            for name in allow_prefixed
-            if not is_dominated(PatternType.PREFIXED, name, deny_literal, deny_prefixed)
-        )
-        return cls(wildcard_allow, wildcard_deny, deny_literal, deny_prefixed, undominated)
+        self.allow_literal, self.allow_prefixed = frozenset(allow_literal), frozenset(allow_prefixed)
+        self.deny_literal, self.deny_prefixed = frozenset(deny_literal), frozenset(deny_prefixed)
 
 
-def is_dominated(pattern_type: PatternType, name: str, deny_literal, deny_prefixed) -> bool:
-    """Kafka's rule: an allowed literal loses to the same literal denied or to a denied prefix
-    of it; an allowed prefix loses to a denied prefix of it (itself included)."""
-    if pattern_type is PatternType.LITERAL and name in deny_literal:
-        return True
-    if deny_prefixed:
-        for length in range(1, len(name) + 1):
+def has_undominated_allow(summaries: Sequence[TypeSummary]) -> bool:
+    """Kafka's rule over the union of the groups: is some allowed pattern not dominated?
+
+    An allowed literal loses to the same literal denied or to a denied prefix of it; an allowed
+    prefix loses to a denied prefix of it (itself included). Stops at the first winner.
+    """
+    deny_literal = _union(s.deny_literal for s in summaries)
+    deny_prefixed = _union(s.deny_prefixed for s in summaries)
+    lengths = sorted({len(name) for name in deny_prefixed})
+
+    def dominated_by_prefix(name: str) -> bool:
+        for length in lengths:
+            if length > len(name):
+                return False
             if name[:length] in deny_prefixed:
                 return True
+        return False
+
+    for summary in summaries:
+        for name in summary.allow_literal:
+            if name not in deny_literal and not dominated_by_prefix(name):
+                return True
+        for name in summary.allow_prefixed:
+            if not dominated_by_prefix(name):
+                return True
     return False
+
+
+def _union(sets: Iterable[frozenset]) -> frozenset:
+    non_empty = [s for s in sets if s]
+    # The common case is one group with denies: use its set instead of copying it.
+    return non_empty[0] if len(non_empty) == 1 else frozenset().union(*non_empty)
+
+
+FREEZE_AFTER = 100_000
+"""A build that leaves more new objects than this behind is frozen out of the cyclic GC."""
+
+MEMO_LIMIT = 65536
+"""Per-snapshot memos hold at most this many answers: a broker with more distinct
+(principal, host) pairs than that starts the memo afresh rather than grow without bound."""
+
+
+def remember(memo: dict, key, value) -> None:
+    if len(memo) >= MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause the cyclic garbage collector while a snapshot is built.
+
+    Building allocates millions of small acyclic objects; each full collection would walk every
+    ACL already in memory, which made a bulk load quadratic-ish. Nothing built here is cyclic.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+        if gc.get_count()[0] > FREEZE_AFTER:
+            # Move what was just built out of the collector's sight: otherwise the next
+            # collections rescan millions of immutable ACL objects (seconds, on a reader's
+            # request). Frozen objects are still freed by reference counting.
+            gc.freeze()
 
 
 class AclIndex:

@@ -8,6 +8,7 @@ who can) reads one :class:`~kafkasec.authorizer.index.AclIndex` snapshot.
 
 from __future__ import annotations
 
+import functools
 import threading
 import uuid
 from typing import Callable, Iterable, Mapping, Sequence
@@ -20,12 +21,13 @@ from kafkasec.acl import (
     AclBinding,
     AclBindingFilter,
     AclOperation,
+    PatternType,
     ResourcePattern,
     ResourceType,
     supported_operations,
 )
 from kafkasec.authorizer.decision import AuthorizationDecision, Rule, RuleKind
-from kafkasec.authorizer.index import EMPTY_INDEX, AclIndex, StoredAcl, acl_masks, is_dominated
+from kafkasec.authorizer.index import EMPTY_INDEX, AclIndex, StoredAcl, acl_masks, gc_paused, has_undominated_allow, remember
 from kafkasec.authorizer.validation import validate_filter, validate_new_acl
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import AuthorizerNotReadyError, KafkaError
@@ -38,6 +40,13 @@ STORE_SOURCE = "store"
 """The provenance of ACLs created through the authorizer (and kept in its store)."""
 
 PrincipalExpander = Callable[[KafkaPrincipal, RequestContext], Iterable[KafkaPrincipal]]
+
+
+@functools.lru_cache(maxsize=1024)
+def operations_in_mask(resource_type: ResourceType, mask: int) -> frozenset[AclOperation]:
+    """The supported operations of ``resource_type`` whose bits are set in ``mask`` (memoized:
+    there are few distinct masks, and building a frozenset per answer is the slow part)."""
+    return frozenset(op for op in supported_operations(resource_type) if mask & (1 << op))
 
 
 def parse_super_users(value: str | Iterable[str | KafkaPrincipal] | None) -> frozenset[str]:
@@ -116,7 +125,6 @@ class StandardAuthorizer:
         self._store = store
         self._write_lock = threading.Lock()
         self._by_id: dict[str, StoredAcl] = {}
-        self._ids_by_binding: dict[tuple[str, AclBinding], str] = {}
         self._index: AclIndex = EMPTY_INDEX
         self._loading_complete = bool(initial_load_complete)
         if store is not None:
@@ -134,9 +142,10 @@ class StandardAuthorizer:
     def loading_complete(self) -> bool:
         return self._loading_complete
 
-    def principal_keys(self, context: RequestContext) -> tuple[str, ...]:
+    def principal_keys(self, context: RequestContext, own: str | None = None) -> tuple[str, ...]:
         """The ACL principals that apply to the request: its own, ``User:*``, and its groups."""
-        own = f"{context.principal.principal_type}:{context.principal.name}"
+        if own is None:
+            own = f"{context.principal.principal_type}:{context.principal.name}"
         if self.principal_expander is None:
             return (own,) if own == WILDCARD_PRINCIPAL else (own, WILDCARD_PRINCIPAL)
         keys = dict.fromkeys((own, WILDCARD_PRINCIPAL))
@@ -158,8 +167,9 @@ class StandardAuthorizer:
         own = f"{context.principal.principal_type}:{context.principal.name}"
         if own in self.super_users:
             return [ALLOWED] * len(actions)
-        self._check_ready()
-        keys = self.principal_keys(context)
+        if not self._loading_complete:
+            raise AuthorizerNotReadyError()
+        keys = self.principal_keys(context, own)
         host = context.client_address
         types = self._index.types
         default = ALLOWED if self.allow_everyone_if_no_acl_found else DENIED
@@ -194,22 +204,27 @@ class StandardAuthorizer:
         One pass over the patterns that apply, not one authorize per operation.
         """
         supported = supported_operations(resource_pattern.resource_type)
-        Action(AclOperation.DESCRIBE, resource_pattern)  # the same LITERAL check as authorize
-        if str(context.principal) in self.super_users:
+        if resource_pattern.pattern_type is not PatternType.LITERAL:
+            raise ValueError(
+                "authorized operations are asked of one resource: its pattern must be LITERAL, "
+                f"not {resource_pattern.pattern_type.name}"
+            )
+        own = f"{context.principal.principal_type}:{context.principal.name}"
+        if own in self.super_users:
             return supported
-        self._check_ready()
+        if not self._loading_complete:
+            raise AuthorizerNotReadyError()
         type_index = self._index.types.get(resource_pattern.resource_type)
         entries = [] if type_index is None else type_index.matching_entries(resource_pattern.name)
         if not entries:
             return supported if self.allow_everyone_if_no_acl_found else frozenset()
-        keys = self.principal_keys(context)
+        keys = self.principal_keys(context, own)
         allow = deny = 0
         for entry in entries:
             entry_allow, entry_deny = entry.masks(keys, context.client_address)
             allow |= entry_allow
             deny |= entry_deny
-        granted = allow & ~deny
-        return frozenset(op for op in supported if granted & (1 << op))
+        return operations_in_mask(resource_pattern.resource_type, allow & ~deny)
 
     def authorize_by_resource_type(
         self, context: RequestContext, operation: AclOperation | str | int, resource_type: ResourceType | str | int
@@ -240,30 +255,23 @@ class StandardAuthorizer:
         type_index = self._index.types.get(resource_type)
         if type_index is None:
             return DENIED
-        hosts = dict.fromkeys((context.client_address, WILDCARD_HOST))
-        summaries = [
-            summary
-            for principal in self.principal_keys(context)
-            for host in hosts
-            if (summary := type_index.type_summary(principal, host, operation)) is not None
-        ]
+        keys = self.principal_keys(context)
+        answer_key = (keys, context.client_address, operation)
+        answer = type_index.by_resource_type_answers.get(answer_key)
+        if answer is None:
+            answer = self._by_resource_type(type_index, keys, context.client_address, operation)
+            remember(type_index.by_resource_type_answers, answer_key, answer)
+        return answer
+
+    @staticmethod
+    def _by_resource_type(type_index, keys, host, operation) -> AuthorizationResult:
+        hosts = dict.fromkeys((host, WILDCARD_HOST))
+        summaries = type_index.type_summaries([(p, h) for p in keys for h in hosts], operation)
         if any(summary.wildcard_deny for summary in summaries):
             return DENIED
         if any(summary.wildcard_allow for summary in summaries):
             return ALLOWED
-        for position, summary in enumerate(summaries):
-            others = [
-                other
-                for other_position, other in enumerate(summaries)
-                if other_position != position and (other.deny_literal or other.deny_prefixed)
-            ]
-            for pattern_type, name in summary.undominated:
-                if not any(
-                    is_dominated(pattern_type, name, other.deny_literal, other.deny_prefixed)
-                    for other in others
-                ):
-                    return ALLOWED
-        return DENIED
+        return ALLOWED if has_undominated_allow(summaries) else DENIED
 
     def decide(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationDecision]:
         """Like :meth:`authorize`, with the rule that decided each action (its provenance)."""
@@ -392,7 +400,7 @@ class StandardAuthorizer:
                 except KafkaError as error:
                     results.append(AclCreateResult(binding, error=error))
                     continue
-                acl_id = self._ids_by_binding.get((STORE_SOURCE, binding)) or pending.get(binding)
+                acl_id = pending.get(binding) or self._stored_id(binding)
                 if acl_id is None:
                     acl_id = pending[binding] = str(uuid.uuid4())
                     added.append(StoredAcl(acl_id, binding))
@@ -465,10 +473,18 @@ class StandardAuthorizer:
             new = [StoredAcl(f"{source}/{uuid.uuid4()}", b, source) for b in bindings]
             self._commit(new, old)
 
+    def _stored_id(self, binding: AclBinding) -> str | None:
+        """The id of ``binding`` if it is already stored (the index knows; no second map)."""
+        entry = self._index.entry(binding.pattern)
+        if entry is not None:
+            for stored in entry.by_principal_host.get((binding.entry.principal, binding.entry.host), ()):
+                if stored.source == STORE_SOURCE and stored.binding == binding:
+                    return stored.acl_id
+        return None
+
     def _replace_all(self, acls: Iterable[StoredAcl]) -> None:
-        with self._write_lock:
+        with self._write_lock, gc_paused():
             self._by_id = {s.acl_id: s for s in acls}
-            self._ids_by_binding = {(s.source, s.binding): s.acl_id for s in self._by_id.values()}
             self._index = AclIndex.build(self._by_id.values())
 
     def _commit(self, added: Sequence[StoredAcl], removed: Sequence[StoredAcl]) -> None:
@@ -479,16 +495,12 @@ class StandardAuthorizer:
         stored_removed = [s.acl_id for s in removed if s.source == STORE_SOURCE]
         if self._store is not None and (stored_added or stored_removed):
             self._store.apply_acl_changes(stored_added, stored_removed)
-        for stored in removed:
-            del self._by_id[stored.acl_id]
-            key = (stored.source, stored.binding)
-            # A metadata stream may carry one binding under two ids; keep the survivor's.
-            if self._ids_by_binding.get(key) == stored.acl_id:
-                del self._ids_by_binding[key]
-        for stored in added:
-            self._by_id[stored.acl_id] = stored
-            self._ids_by_binding[(stored.source, stored.binding)] = stored.acl_id
-        self._index = self._index.apply(added, removed)
+        with gc_paused():
+            for stored in removed:
+                del self._by_id[stored.acl_id]
+            for stored in added:
+                self._by_id[stored.acl_id] = stored
+            self._index = self._index.apply(added, removed)
 
 
 def _matching(index: AclIndex, acl_filter: AclBindingFilter) -> list[StoredAcl]:

@@ -1,0 +1,56 @@
+"""The ``kafkasec`` command: ``kafkasec [--state PATH] [--command-config FILE] acls ...``.
+
+docs/cli.md describes every command and flag. ``main`` never lets a traceback through: bad
+input is one ``kafkasec: error: ...`` line on standard error and a non-zero exit status.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from typing import Sequence
+
+from kafkasec import __version__
+from kafkasec.cli import acls
+from kafkasec.cli.options import ArgumentParser, CommandError, UsageError, global_options
+from kafkasec.errors import KafkaError
+from kafkasec.store import StateError
+
+FAILURE = 1  # the command ran and failed
+USAGE_ERROR = 2  # the command line is wrong
+
+
+def build_parser() -> ArgumentParser:
+    parser = ArgumentParser(
+        prog="kafkasec",
+        description="Manage and question Kafka ACLs kept in a kafkasec state file.",
+        parents=[global_options(None)],
+    )
+    parser.add_argument("--version", action="version", version=f"kafkasec {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    acls.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+        return args.run(args)
+    except SystemExit as exited:  # --help and --version: argparse has printed, and exits
+        return exited.code
+    except UsageError as error:
+        return _report(error, USAGE_ERROR)
+    # sqlite3.Error: the SQLite store wraps errors in StateError when it opens, not when it
+    # writes (e.g. "database is locked" after its busy timeout).
+    except (CommandError, ValueError, TypeError, KafkaError, StateError, OSError, sqlite3.Error) as error:
+        return _report(error, FAILURE)
+
+
+def _report(error: Exception, status: int) -> int:
+    message = " ".join(str(error).split("\n"))
+    sys.stderr.write(f"kafkasec: error: {message}\n")
+    return status
+
+
+__all__ = ["main", "build_parser"]

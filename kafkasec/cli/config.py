@@ -1,0 +1,69 @@
+"""Where the command's settings come from: the properties file, the environment, --state."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from kafkasec.security import STATE_PATH, KafkaSecurity
+
+STATE_ENVIRONMENT_VARIABLE = "KAFKASEC_STATE"
+DEFAULT_STATE_PATH = "kafkasec.db"
+
+
+def read_properties(path: str) -> dict[str, str]:
+    """A Java properties file, as kafka-acls.sh's --command-config reads it.
+
+    ``key=value``, ``key: value`` or ``key value`` lines; lines starting with ``#`` or ``!`` are
+    comments; a line ending in a backslash continues on the next one (as the sasl.jaas.config
+    lines of such files often do). Other escapes are kept as written.
+    """
+    with open(path, encoding="utf-8") as file:
+        lines = file.read().splitlines()
+    return dict(_PROPERTY.fullmatch(text).groups() for text in _logical_lines(lines))
+
+
+# Java's rule: the key ends at the first '=', ':' or whitespace; one separator may follow.
+_PROPERTY = re.compile(r"([^=:\s]*)\s*[=:]?\s*(.*)", re.DOTALL)
+
+
+def _logical_lines(lines):
+    """The text of each property: continuation lines joined, comments and blank lines skipped."""
+    pending = None
+    for line in lines:
+        text = line.strip()
+        if pending is None:
+            if not text or text[0] in "#!":
+                continue
+            pending = ""
+        if _continues(text):
+            pending += text[:-1]
+        else:
+            yield pending + text
+            pending = None
+    if pending is not None:  # the file ends in a continuation
+        yield pending
+
+
+def _continues(text: str) -> bool:
+    # An odd number of trailing backslashes: the last one escapes the line break.
+    return (len(text) - len(text.rstrip("\\"))) % 2 == 1
+
+
+def state_path(args, properties: dict[str, str]) -> str:
+    """--state, else the config file's kafkasec.state.path, else $KAFKASEC_STATE, else ./kafkasec.db.
+
+    Both the flag and the file are named on this command line, so they win over the environment.
+    """
+    return (
+        args.state
+        or properties.get(STATE_PATH)
+        or os.environ.get(STATE_ENVIRONMENT_VARIABLE)
+        or DEFAULT_STATE_PATH
+    )
+
+
+def open_security(args) -> KafkaSecurity:
+    """The KafkaSecurity the command works on; close it (it is a context manager) when done."""
+    properties = read_properties(args.config) if args.config else {}
+    return KafkaSecurity.from_config({**properties, STATE_PATH: state_path(args, properties)})

@@ -1,0 +1,173 @@
+"""Reference plugin: an audit log of JSON lines, with repeated identical records folded.
+
+A client retrying a denied request can produce thousands of identical decisions a second;
+this plugin writes such a run once, with ``count`` and the first and last time, so the log
+stays readable and cheap. docs/plugins.md describes the settings and the fields.
+
+Like Kafka's authorizer logger, it records a decision only when the action asks for it:
+allowed with ``log_if_allowed``, or denied with ``log_if_denied``. Kafka's own internal checks
+(e.g. the KIP-430 authorized operations) set neither, and are not recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from datetime import datetime, timezone
+from time import monotonic, time
+from typing import Mapping
+
+from kafkasec import hookimpl
+
+NAME = "audit_jsonl"
+PATH_SETTING = "kafkasec.audit.jsonl.path"
+FOLD_SETTING = "kafkasec.audit.jsonl.fold.ms"
+DEFAULT_FOLD_MS = 1000
+
+
+def _milliseconds(config: Mapping[str, object], name: str, default: int) -> int:
+    """A whole number of milliseconds >= 0; a bad value fails start-up, naming the setting."""
+    value = config.get(name, default)
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise ValueError(f"{name} must be a whole number of milliseconds >= 0, not {value!r}")
+    return number
+
+
+def _timestamp(seconds: float) -> str:
+    """ISO 8601 in UTC with milliseconds, e.g. ``2024-05-01T12:00:00.123Z``."""
+    utc = datetime.fromtimestamp(seconds, timezone.utc).replace(tzinfo=None)
+    return utc.isoformat(timespec="milliseconds") + "Z"
+
+
+def is_recorded(decision) -> bool:
+    """Kafka's rule: log an allowed action if it asks ``log_if_allowed``, a denied one if it
+    asks ``log_if_denied``."""
+    action = decision.action
+    return action.log_if_allowed if decision.allowed else action.log_if_denied
+
+
+def record_fields(context, decision) -> dict:
+    """Every field of a line but the times and count; two decisions fold when these are equal."""
+    action, rule = decision.action, decision.rule
+    pattern = action.resource_pattern
+    forwarding = context.forwarding_principal
+    return {
+        "principal": str(context.principal),
+        "client_address": context.client_address,
+        "listener_name": context.listener_name,
+        "request_type": context.request_type,
+        "client_id": context.client_id,
+        "forwarding_principal": None if forwarding is None else str(forwarding),
+        "operation": action.operation.name,
+        "resource_type": pattern.resource_type.name,
+        "resource_name": pattern.name,
+        "pattern_type": pattern.pattern_type.name,
+        "result": decision.result.value,
+        "rule": rule.kind.value,
+        "acl_id": None if rule.acl is None else rule.acl.acl_id,
+        "acl_source": None if rule.acl is None else rule.acl.source,
+        "authorizer": decision.authorizer,
+    }
+
+
+class _Run:
+    """Identical records seen one after another: written as one line when the run ends."""
+
+    __slots__ = ("fields", "started", "first_time", "last_time", "count")
+
+    def __init__(self, fields: dict, wall_time: float, started: float):
+        self.fields = fields
+        self.started = started  # monotonic, for the fold window
+        self.first_time = self.last_time = wall_time
+        self.count = 1
+
+    def line(self) -> bytes:
+        record = {
+            "first_time": _timestamp(self.first_time),
+            "last_time": _timestamp(self.last_time),
+            "count": self.count,
+            **self.fields,
+        }
+        return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+class JsonlAuditLog:
+    """The open log file and the run not yet written, behind one lock.
+
+    The file is unbuffered and opened for append: each line is one ``write``, one system call
+    that hands the whole line to the operating system (there is no buffer left to flush), so a
+    crash of this process leaves whole lines, and other writers appending never split ours.
+    """
+
+    def __init__(self, path: str, fold_ms: int):
+        self.path = path
+        self.fold = fold_ms / 1000
+        try:
+            self._file = open(path, "ab", buffering=0)
+        except OSError as error:
+            raise ValueError(f"{PATH_SETTING}={path!r}: cannot open for append: {error.strerror or error}") from None
+        self._lock = threading.Lock()
+        self._run: _Run | None = None
+
+    def record(self, fields: dict) -> None:
+        """Fold ``fields`` into the current run, or end that run and start another."""
+        with self._lock:
+            if self._file.closed:
+                raise ValueError(f"the audit log {self.path!r} is closed; a decision would be lost")
+            wall_time, tick = time(), monotonic()
+            run = self._run
+            if run is not None and run.fields == fields and tick - run.started < self.fold:
+                run.count += 1
+                run.last_time = wall_time
+                return
+            self._end_run()
+            self._run = _Run(fields, wall_time, tick)
+            if not self.fold:
+                self._end_run()
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._file.closed:
+                self._end_run()
+                self._file.close()
+
+    def _end_run(self) -> None:
+        """Write the pending run, if any (the caller holds the lock)."""
+        if self._run is None:
+            return
+        line = self._run.line()
+        written = self._file.write(line)  # if this raises, nothing was written: keep the run
+        self._run = None
+        if written != len(line):
+            raise OSError(f"the audit log {self.path!r} took {written} of {len(line)} bytes of a line")
+
+
+@hookimpl
+def kafkasec_startup(security):
+    path = security.config.get(PATH_SETTING)
+    if path is None:
+        return
+    fold_ms = _milliseconds(security.config, FOLD_SETTING, DEFAULT_FOLD_MS)
+    security.plugin_state[NAME] = JsonlAuditLog(os.fspath(path), fold_ms)
+
+
+@hookimpl
+def kafkasec_audit(security, context, decisions):
+    log = security.plugin_state.get(NAME)
+    if log is None:
+        return
+    for decision in decisions:
+        if is_recorded(decision):
+            log.record(record_fields(context, decision))
+
+
+@hookimpl
+def kafkasec_shutdown(security):
+    log = security.plugin_state.get(NAME)
+    if log is not None:
+        log.close()
