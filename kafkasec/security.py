@@ -16,6 +16,7 @@ from kafkasec.acl import (
     supported_operations,
 )
 from kafkasec.authorizer.decision import AuthorizationDecision
+from kafkasec.authorizer.index import StoredAcl
 from kafkasec.authorizer.standard import AclCreateResult, AclDeleteResult, Grantee, StandardAuthorizer
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.plugins import make_plugin_manager
@@ -24,6 +25,19 @@ from kafkasec.principal import KafkaPrincipal
 SUPER_USERS = "super.users"
 ALLOW_EVERYONE_IF_NO_ACL_FOUND = "allow.everyone.if.no.acl.found"
 STATE_PATH = "kafkasec.state.path"
+
+
+def parse_milliseconds(config: Mapping[str, object], name: str, default: int) -> int:
+    """A whole number of milliseconds >= 0 from ``config``; anything else is a ValueError
+    naming the setting, so a plugin can fail at start-up."""
+    value = config.get(name, default)
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise ValueError(f"{name} must be a whole number of milliseconds >= 0, not {value!r}")
+    return number
 
 
 def parse_bool(name: str, value: object) -> bool:
@@ -62,16 +76,18 @@ class KafkaSecurity:
         self.store = hook.kafkasec_state_store(security=self, path=state_path)
         if self.store is None:
             raise ValueError(f"no plugin opened a state store for {state_path!r}")
-        self.authorizer = StandardAuthorizer(
-            super_users,
-            allow_everyone_if_no_acl_found,
-            store=self.store,
-            principal_expander=self._expand_principal if hook.kafkasec_expand_principal.get_hookimpls() else None,
-        )
-        self._audits = bool(hook.kafkasec_audit.get_hookimpls())
         self._closed = False
-        hook.kafkasec_startup(security=self)
-        self.reload_contributed_acls()
+        try:
+            self.authorizer = StandardAuthorizer(
+                super_users, allow_everyone_if_no_acl_found, store=self.store
+            )
+            hook.kafkasec_startup(security=self)
+            self.plugins_changed()
+            self.reload_contributed_acls()
+        except BaseException:
+            # Whatever started must stop: the store and anything a plugin opened at start-up.
+            self.close()
+            raise
 
     @classmethod
     def from_config(cls, config: Mapping[str, object], **kwargs) -> KafkaSecurity:
@@ -91,6 +107,7 @@ class KafkaSecurity:
 
     def decide(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationDecision]:
         """Decisions with provenance for ``actions``; each batch reaches the audit hook."""
+        self._check_open()
         actions = list(actions)
         decisions = self._hook.kafkasec_authorize(security=self, context=context, actions=actions)
         if decisions is None or len(decisions) != len(actions):
@@ -126,6 +143,15 @@ class KafkaSecurity:
     def who_can(self, operation, resource_pattern: ResourcePattern) -> tuple[Grantee, ...]:
         return self.authorizer.who_can(operation, resource_pattern)
 
+    def plugins_changed(self) -> None:
+        """Look again at which hooks have implementations; call it after registering or
+        unregistering a plugin on a running instance. Hooks nobody implements cost nothing
+        per request: the facade skips principal expansion and audit when no plugin has them."""
+        hook = self._hook
+        expands = bool(hook.kafkasec_expand_principal.get_hookimpls())
+        self.authorizer.principal_expander = self._expand_principal if expands else None
+        self._audits = bool(hook.kafkasec_audit.get_hookimpls())
+
     def _expand_principal(self, principal: KafkaPrincipal, context: RequestContext) -> list[KafkaPrincipal]:
         groups = []
         for contributed in self._hook.kafkasec_expand_principal(security=self, principal=principal, context=context):
@@ -135,13 +161,19 @@ class KafkaSecurity:
     # ------------------------------------------------------------------ ACL management
 
     def create_acls(self, bindings: Iterable[AclBinding]) -> list[AclCreateResult]:
+        self._check_open()
         return self.authorizer.create_acls(bindings)
 
     def delete_acls(self, filters: Iterable[AclBindingFilter]) -> list[AclDeleteResult]:
+        self._check_open()
         return self.authorizer.delete_acls(filters)
 
     def acls(self, acl_filter: AclBindingFilter = AclBindingFilter.ANY) -> list[AclBinding]:
         return self.authorizer.acls(acl_filter)
+
+    def stored_acls(self, acl_filter: AclBindingFilter = AclBindingFilter.ANY) -> list[StoredAcl]:
+        """Like :meth:`acls`, with each ACL's id and source (``store`` or a plugin's name)."""
+        return self.authorizer.stored_acls(acl_filter)
 
     def reload_contributed_acls(self) -> None:
         """Ask every ``kafkasec_contribute_acls`` plugin again and swap in what each returns."""
@@ -153,7 +185,12 @@ class KafkaSecurity:
 
     # ------------------------------------------------------------------ lifecycle
 
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ValueError("this KafkaSecurity is closed: its store and plugins have shut down")
+
     def close(self) -> None:
+        """Shut the plugins down (``kafkasec_shutdown``) and close the store; idempotent."""
         if self._closed:
             return
         self._closed = True
@@ -169,4 +206,4 @@ class KafkaSecurity:
         self.close()
 
 
-__all__ = ["KafkaSecurity", "parse_bool"]
+__all__ = ["KafkaSecurity", "parse_bool", "parse_milliseconds"]

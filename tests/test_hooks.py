@@ -61,6 +61,41 @@ def test_startup_may_refuse_bad_settings():
         KafkaSecurity(plugins=[Strict()])
 
 
+def test_a_failed_start_closes_what_started():
+    closed = []
+
+    class ClosingStore(MemoryStateStore):
+        def close(self):
+            closed.append("store")
+
+    class Starter:
+        @hookimpl
+        def kafkasec_state_store(self, security, path):
+            return ClosingStore()
+
+        @hookimpl
+        def kafkasec_shutdown(self, security):
+            closed.append("shutdown")
+
+    class Failing:
+        @hookimpl
+        def kafkasec_startup(self, security):
+            raise ValueError("bad setting")
+
+    with pytest.raises(ValueError, match="bad setting"):
+        KafkaSecurity(plugins=[Starter(), Failing()])
+    assert closed == ["shutdown", "store"]
+
+
+def test_a_closed_instance_refuses_work():
+    security = KafkaSecurity()
+    security.close()
+    with pytest.raises(ValueError, match="closed"):
+        security.authorize(context_for("User:alice"), [read_t()])
+    with pytest.raises(ValueError, match="closed"):
+        security.create_acls([grant()])
+
+
 def test_state_store_hook_replaces_the_builtin():
     opened = []
 

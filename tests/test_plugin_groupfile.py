@@ -134,7 +134,7 @@ def test_file_format(tmp_path):
     )
     with open_security(path) as security:
         def groups_of(principal):
-            return list(kafkasec_groupfile.kafkasec_expand_principal(security, KafkaPrincipal.parse(principal)))
+            return list(security.plugin_state["groupfile"].groups_of(KafkaPrincipal.parse(principal)))
 
         eng, ops = KafkaPrincipal("Group", "eng"), KafkaPrincipal("Group", "ops")
         assert groups_of("User:alice") == [eng, ops]
@@ -224,6 +224,8 @@ def test_unconfigured_the_plugin_is_inert():
             security=security, principal=alice, context=context_for("User:alice")
         )
         assert expanded == []
+        # Nothing is registered for expansion, so the authorizer skips the hook entirely.
+        assert security.authorizer.principal_expander is None
         assert read(security, "User:alice") is ALLOWED
         assert read(security, "User:bob") is DENIED
 

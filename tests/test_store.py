@@ -155,3 +155,20 @@ def test_delete_everything_persists(tmp_path):
         assert len(security.delete_acls([AclBindingFilter.ANY])[0].deleted) == 50
     with KafkaSecurity(state_path=path) as security:
         assert security.acls() == []
+
+
+def test_write_errors_are_state_errors(tmp_path):
+    path = tmp_path / "locked.db"
+    store = SqliteStateStore(path)
+    store._connection.execute("PRAGMA busy_timeout=0")
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    try:
+        authorizer = StandardAuthorizer(store=store)
+        with pytest.raises(StateError, match="could not be written"):
+            authorizer.create_acls([binding("t")])
+        assert authorizer.acls() == []
+    finally:
+        blocker.execute("ROLLBACK")
+    authorizer.create_acls([binding("t")])
+    assert [b for _, b in SqliteStateStore(path).load_acls()] == [binding("t")]

@@ -6,7 +6,6 @@ input is one ``kafkasec: error: ...`` line on standard error and a non-zero exit
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 from typing import Sequence
 
@@ -41,9 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exited.code
     except UsageError as error:
         return _report(error, USAGE_ERROR)
-    # sqlite3.Error: the SQLite store wraps errors in StateError when it opens, not when it
-    # writes (e.g. "database is locked" after its busy timeout).
-    except (CommandError, ValueError, TypeError, KafkaError, StateError, OSError, sqlite3.Error) as error:
+    except (CommandError, ValueError, TypeError, KafkaError, StateError, OSError) as error:
         return _report(error, FAILURE)
 
 

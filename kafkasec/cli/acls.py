@@ -307,7 +307,7 @@ def stored_bindings(security, acl_filter: AclBindingFilter) -> list[AclBinding]:
     Plugin-contributed ACLs are left out: delete_acls does not remove them, and exporting
     them would turn them into stored ones on import.
     """
-    stored_acls = security.authorizer.stored_acls(acl_filter)
+    stored_acls = security.stored_acls(acl_filter)
     return [stored.binding for stored in stored_acls if stored.source == STORE_SOURCE]
 
 
@@ -414,7 +414,7 @@ def list_acls(args) -> int:
         listed = {
             stored.acl_id: stored
             for resource in filters
-            for stored in security.authorizer.stored_acls(AclBindingFilter(resource))
+            for stored in security.stored_acls(AclBindingFilter(resource))
         }
     principals = args.principal or []
     output, out = output_format(args), sys.stdout

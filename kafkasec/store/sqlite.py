@@ -112,13 +112,20 @@ class _Transaction:
         self._lock.acquire()
         try:
             self._connection.execute("BEGIN IMMEDIATE")
-        except BaseException:
+        except BaseException as error:
             self._lock.release()
+            if isinstance(error, sqlite3.Error):
+                raise StateError(f"the state file could not be written: {error}") from error
             raise
         return self._connection.cursor()
 
     def __exit__(self, exc_type, exc, tb) -> None:
         try:
             self._connection.execute("ROLLBACK" if exc_type else "COMMIT")
+        except sqlite3.Error as error:
+            raise StateError(f"the state file could not be written: {error}") from error
         finally:
             self._lock.release()
+        if isinstance(exc, sqlite3.Error):
+            # Rolled back above; say so in the store's own terms.
+            raise StateError(f"the state file could not be written: {exc}") from exc

@@ -16,26 +16,15 @@ import os
 import threading
 from datetime import datetime, timezone
 from time import monotonic, time
-from typing import Mapping
 
 from kafkasec import hookimpl
+from kafkasec.security import parse_milliseconds
 
 NAME = "audit_jsonl"
 PATH_SETTING = "kafkasec.audit.jsonl.path"
 FOLD_SETTING = "kafkasec.audit.jsonl.fold.ms"
 DEFAULT_FOLD_MS = 1000
 
-
-def _milliseconds(config: Mapping[str, object], name: str, default: int) -> int:
-    """A whole number of milliseconds >= 0; a bad value fails start-up, naming the setting."""
-    value = config.get(name, default)
-    try:
-        number = int(str(value).strip())
-    except ValueError:
-        number = -1
-    if number < 0:
-        raise ValueError(f"{name} must be a whole number of milliseconds >= 0, not {value!r}")
-    return number
 
 
 def _timestamp(seconds: float) -> str:
@@ -147,23 +136,35 @@ class JsonlAuditLog:
             raise OSError(f"the audit log {self.path!r} took {written} of {len(line)} bytes of a line")
 
 
+class _Auditor:
+    """The hook implementation, registered only when the plugin is configured: an installed
+    but unconfigured plugin then costs nothing per authorization."""
+
+    def __init__(self, security, log: JsonlAuditLog):
+        self.security = security
+        self.log = log
+
+    @hookimpl
+    def kafkasec_audit(self, security, context, decisions):
+        if security is not self.security:  # a plugin manager shared by several instances
+            return
+        for decision in decisions:
+            if is_recorded(decision):
+                self.log.record(record_fields(context, decision))
+
+
+def _registration_name(security) -> str:
+    return f"{NAME}:{id(security)}"
+
+
 @hookimpl
 def kafkasec_startup(security):
     path = security.config.get(PATH_SETTING)
     if path is None:
         return
-    fold_ms = _milliseconds(security.config, FOLD_SETTING, DEFAULT_FOLD_MS)
-    security.plugin_state[NAME] = JsonlAuditLog(os.fspath(path), fold_ms)
-
-
-@hookimpl
-def kafkasec_audit(security, context, decisions):
-    log = security.plugin_state.get(NAME)
-    if log is None:
-        return
-    for decision in decisions:
-        if is_recorded(decision):
-            log.record(record_fields(context, decision))
+    fold_ms = parse_milliseconds(security.config, FOLD_SETTING, DEFAULT_FOLD_MS)
+    log = security.plugin_state[NAME] = JsonlAuditLog(os.fspath(path), fold_ms)
+    security.plugin_manager.register(_Auditor(security, log), name=_registration_name(security))
 
 
 @hookimpl
@@ -171,3 +172,5 @@ def kafkasec_shutdown(security):
     log = security.plugin_state.get(NAME)
     if log is not None:
         log.close()
+    if security.plugin_manager.has_plugin(_registration_name(security)):
+        security.plugin_manager.unregister(name=_registration_name(security))

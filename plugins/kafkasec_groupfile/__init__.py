@@ -24,6 +24,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from kafkasec import KafkaPrincipal, hookimpl
+from kafkasec.security import parse_milliseconds
 
 NAME = "groupfile"
 PATH_SETTING = "kafkasec.groupfile.path"
@@ -109,17 +110,6 @@ def read_groups(path: str) -> tuple[Membership, tuple[int, int, int]]:
         raise ValueError(f"{where}, {error}") from None
 
 
-def _milliseconds(config: Mapping[str, object], name: str, default: int) -> int:
-    """A whole number of milliseconds >= 0; a bad value fails start-up, naming the setting."""
-    value = config.get(name, default)
-    try:
-        number = int(str(value).strip())
-    except ValueError:
-        number = -1
-    if number < 0:
-        raise ValueError(f"{name} must be a whole number of milliseconds >= 0, not {value!r}")
-    return number
-
 
 class GroupFile:
     """The membership read from one file, and when to look at the file again."""
@@ -160,16 +150,36 @@ class GroupFile:
             self._lock.release()
 
 
+class _Expander:
+    """The hook implementation, registered only when the plugin is configured: an installed
+    but unconfigured plugin then costs nothing per authorization."""
+
+    def __init__(self, security, group_file: GroupFile):
+        self.security = security
+        self.group_file = group_file
+
+    @hookimpl
+    def kafkasec_expand_principal(self, security, principal):
+        if security is not self.security:  # a plugin manager shared by several instances
+            return None
+        return self.group_file.groups_of(principal)
+
+
+def _registration_name(security) -> str:
+    return f"{NAME}:{id(security)}"
+
+
 @hookimpl
 def kafkasec_startup(security):
     path = security.config.get(PATH_SETTING)
     if path is None:
         return
-    interval_ms = _milliseconds(security.config, INTERVAL_SETTING, DEFAULT_INTERVAL_MS)
-    security.plugin_state[NAME] = GroupFile(os.fspath(path), interval_ms)
+    interval_ms = parse_milliseconds(security.config, INTERVAL_SETTING, DEFAULT_INTERVAL_MS)
+    group_file = security.plugin_state[NAME] = GroupFile(os.fspath(path), interval_ms)
+    security.plugin_manager.register(_Expander(security, group_file), name=_registration_name(security))
 
 
 @hookimpl
-def kafkasec_expand_principal(security, principal):
-    group_file = security.plugin_state.get(NAME)
-    return None if group_file is None else group_file.groups_of(principal)
+def kafkasec_shutdown(security):
+    if security.plugin_manager.has_plugin(_registration_name(security)):
+        security.plugin_manager.unregister(name=_registration_name(security))

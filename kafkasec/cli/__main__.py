@@ -1,0 +1,7 @@
+"""python -m kafkasec.cli"""
+
+import sys
+
+from kafkasec.cli import main
+
+sys.exit(main())
