@@ -623,12 +623,19 @@ def test_failures_are_one_line_and_exit_1(tmp_path, capsys, monkeypatch):
     assert_one_error_line(capsys.readouterr().err, "KAFKASEC_LOAD_PLUGINS names 'no-such-plugin'")
 
 
-def test_a_store_write_error_is_one_line(cli, monkeypatch):
-    def locked(self, added, removed):
-        raise sqlite3.OperationalError("database is locked")
+def test_a_store_write_error_is_one_line(cli, monkeypatch, tmp_path):
+    import kafkasec.store.sqlite
 
-    monkeypatch.setattr(SqliteStateStore, "apply_acl_changes", locked)
-    status, _, err = cli("acls", "--add", "--allow-principal", "User:a", "--topic", "t", "-o", "json")
+    state = tmp_path / "locked.db"
+    SqliteStateStore(state).close()
+    monkeypatch.setattr(kafkasec.store.sqlite, "BUSY_TIMEOUT_MS", 0)
+    blocker = sqlite3.connect(state, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    try:
+        status, _, err = cli("--state", str(state), "acls", "--add", "--allow-principal", "User:a", "--topic", "t")
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
     assert status == 1
     assert_one_error_line(err, "database is locked")
 

@@ -15,6 +15,8 @@ from typing import Iterable, Sequence
 from kafkasec.acl import AclBinding
 
 SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 10_000
+"""How long a write waits for another process's write lock before it fails with a StateError."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS acls (
@@ -44,7 +46,7 @@ class SqliteStateStore:
             self._connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._connection.execute("PRAGMA journal_mode=WAL")
             self._connection.execute("PRAGMA synchronous=FULL")
-            self._connection.execute("PRAGMA busy_timeout=10000")
+            self._connection.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_MS)}")
             self._migrate()
         except sqlite3.DatabaseError as error:
             raise StateError(f"cannot open the state file {self.path!r}: {error}") from error
