@@ -70,6 +70,7 @@ class KafkaSecurity:
     ):
         self.config = dict(config or {})
         self.plugin_state: dict[str, object] = {}
+        self._instance_plugins: list[str] = []
         self.plugin_manager = plugin_manager or make_plugin_manager(plugins=plugins)
         hook = self.plugin_manager.hook
         self._hook = hook
@@ -152,6 +153,19 @@ class KafkaSecurity:
         self.authorizer.principal_expander = self._expand_principal if expands else None
         self._audits = bool(hook.kafkasec_audit.get_hookimpls())
 
+    def register_plugin(self, plugin, name: str) -> None:
+        """Register ``plugin`` (an object with ``@hookimpl`` methods) for this instance's life.
+
+        For plugins that turn a feature on from ``kafkasec_startup`` only when configured, so
+        that an installed but unconfigured plugin costs nothing per request. It is unregistered
+        on :meth:`close`. Its hooks still see every call on a plugin manager shared by several
+        instances, so they should compare ``security`` with the instance they serve.
+        """
+        registered = f"{name}:{id(self)}"
+        self.plugin_manager.register(plugin, name=registered)
+        self._instance_plugins.append(registered)
+        self.plugins_changed()
+
     def _expand_principal(self, principal: KafkaPrincipal, context: RequestContext) -> list[KafkaPrincipal]:
         groups = []
         for contributed in self._hook.kafkasec_expand_principal(security=self, principal=principal, context=context):
@@ -197,6 +211,8 @@ class KafkaSecurity:
         try:
             self._hook.kafkasec_shutdown(security=self)
         finally:
+            for name in self._instance_plugins:
+                self.plugin_manager.unregister(name=name)
             self.store.close()
 
     def __enter__(self) -> KafkaSecurity:

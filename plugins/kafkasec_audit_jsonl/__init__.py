@@ -153,10 +153,6 @@ class _Auditor:
                 self.log.record(record_fields(context, decision))
 
 
-def _registration_name(security) -> str:
-    return f"{NAME}:{id(security)}"
-
-
 @hookimpl
 def kafkasec_startup(security):
     path = security.config.get(PATH_SETTING)
@@ -164,7 +160,7 @@ def kafkasec_startup(security):
         return
     fold_ms = parse_milliseconds(security.config, FOLD_SETTING, DEFAULT_FOLD_MS)
     log = security.plugin_state[NAME] = JsonlAuditLog(os.fspath(path), fold_ms)
-    security.plugin_manager.register(_Auditor(security, log), name=_registration_name(security))
+    security.register_plugin(_Auditor(security, log), NAME)
 
 
 @hookimpl
@@ -172,5 +168,3 @@ def kafkasec_shutdown(security):
     log = security.plugin_state.get(NAME)
     if log is not None:
         log.close()
-    if security.plugin_manager.has_plugin(_registration_name(security)):
-        security.plugin_manager.unregister(name=_registration_name(security))

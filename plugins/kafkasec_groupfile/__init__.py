@@ -165,10 +165,6 @@ class _Expander:
         return self.group_file.groups_of(principal)
 
 
-def _registration_name(security) -> str:
-    return f"{NAME}:{id(security)}"
-
-
 @hookimpl
 def kafkasec_startup(security):
     path = security.config.get(PATH_SETTING)
@@ -176,10 +172,4 @@ def kafkasec_startup(security):
         return
     interval_ms = parse_milliseconds(security.config, INTERVAL_SETTING, DEFAULT_INTERVAL_MS)
     group_file = security.plugin_state[NAME] = GroupFile(os.fspath(path), interval_ms)
-    security.plugin_manager.register(_Expander(security, group_file), name=_registration_name(security))
-
-
-@hookimpl
-def kafkasec_shutdown(security):
-    if security.plugin_manager.has_plugin(_registration_name(security)):
-        security.plugin_manager.unregister(name=_registration_name(security))
+    security.register_plugin(_Expander(security, group_file), NAME)
