@@ -1,0 +1,175 @@
+"""A naive authorizer: one plain list of AclBindings, every question answered by scanning it.
+
+This is the baseline the compiled index is measured against. It is written straight from
+Kafka's rules, with no index, no bitmasks and no caching:
+
+* an ACL applies to a request if its principal is the request's or ``User:*`` and its host is
+  ``*`` or the client address;
+* an ACL applies to a resource of the same type if its pattern is LITERAL with the same name,
+  LITERAL ``*``, or PREFIXED with a prefix of the name;
+* no ACL on the resource at all: ``allow.everyone.if.no.acl.found`` decides (default deny);
+* DENY beats ALLOW; an ACL for ALL matches every operation; an ALLOW of READ, WRITE, DELETE or
+  ALTER also allows DESCRIBE, an ALLOW of ALTER_CONFIGS also allows DESCRIBE_CONFIGS (a DENY
+  implies nothing beyond its own operation);
+* ``authorize_by_resource_type`` is Kafka's default ``Authorizer.authorizeByResourceType``.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from kafkasec.acl import (
+    WILDCARD_HOST,
+    WILDCARD_PRINCIPAL,
+    WILDCARD_RESOURCE,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePattern,
+    ResourceType,
+    supported_operations,
+)
+from kafkasec.context import Action, AuthorizationResult, RequestContext
+
+ALLOWED, DENIED = AuthorizationResult.ALLOWED, AuthorizationResult.DENIED
+ALLOW, DENY = AclPermissionType.ALLOW, AclPermissionType.DENY
+ALL = AclOperation.ALL
+IMPLIES_DESCRIBE = {AclOperation.READ, AclOperation.WRITE, AclOperation.DELETE, AclOperation.ALTER}
+IMPLIES_DESCRIBE_CONFIGS = {AclOperation.ALTER_CONFIGS}
+
+
+def pattern_matches(pattern: ResourcePattern, resource_type: ResourceType, name: str) -> bool:
+    if pattern.resource_type != resource_type:
+        return False
+    if pattern.pattern_type == PatternType.LITERAL:
+        return pattern.name == name or pattern.name == WILDCARD_RESOURCE
+    if pattern.pattern_type == PatternType.PREFIXED:
+        return name.startswith(pattern.name)
+    return False
+
+
+def operation_matches(binding: AclBinding, operation: AclOperation) -> bool:
+    acl_operation = binding.entry.operation
+    if acl_operation == ALL or acl_operation == operation:
+        return True
+    if binding.entry.permission_type == ALLOW:
+        if operation == AclOperation.DESCRIBE and acl_operation in IMPLIES_DESCRIBE:
+            return True
+        if operation == AclOperation.DESCRIBE_CONFIGS and acl_operation in IMPLIES_DESCRIBE_CONFIGS:
+            return True
+    return False
+
+
+class NaiveAuthorizer:
+    def __init__(
+        self,
+        bindings: Iterable[AclBinding] = (),
+        super_users: Iterable[str] = (),
+        allow_everyone_if_no_acl_found: bool = False,
+    ):
+        self.bindings: list[AclBinding] = list(bindings)
+        self.super_users = frozenset(super_users)
+        self.allow_everyone_if_no_acl_found = allow_everyone_if_no_acl_found
+
+    def add(self, binding: AclBinding) -> None:
+        if binding not in self.bindings:
+            self.bindings.append(binding)
+
+    def remove(self, binding: AclBinding) -> None:
+        self.bindings.remove(binding)
+
+    def acls(self) -> list[AclBinding]:
+        return list(self.bindings)
+
+    @staticmethod
+    def _principals(context: RequestContext) -> set[str]:
+        return {str(context.principal), WILDCARD_PRINCIPAL}
+
+    def _applicable(self, resource_type: ResourceType, name: str) -> list[AclBinding]:
+        """The ACLs on the resource, whoever they are for (one scan of every ACL)."""
+        return [b for b in self.bindings if pattern_matches(b.pattern, resource_type, name)]
+
+    def _decide(self, on_resource: list[AclBinding], principals, host, operation) -> AuthorizationResult:
+        if not on_resource:
+            return ALLOWED if self.allow_everyone_if_no_acl_found else DENIED
+        allowed = False
+        for binding in on_resource:
+            entry = binding.entry
+            if entry.principal not in principals:
+                continue
+            if entry.host != WILDCARD_HOST and entry.host != host:
+                continue
+            if not operation_matches(binding, operation):
+                continue
+            if entry.permission_type == DENY:
+                return DENIED
+            if entry.permission_type == ALLOW:
+                allowed = True
+        return ALLOWED if allowed else DENIED
+
+    def authorize(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationResult]:
+        if str(context.principal) in self.super_users:
+            return [ALLOWED] * len(actions)
+        principals = self._principals(context)
+        results = []
+        for action in actions:
+            pattern = action.resource_pattern
+            on_resource = self._applicable(pattern.resource_type, pattern.name)
+            results.append(self._decide(on_resource, principals, context.client_address, action.operation))
+        return results
+
+    def authorized_operations(self, context: RequestContext, resource_pattern: ResourcePattern) -> frozenset[AclOperation]:
+        supported = supported_operations(resource_pattern.resource_type)
+        if str(context.principal) in self.super_users:
+            return supported
+        principals = self._principals(context)
+        on_resource = self._applicable(resource_pattern.resource_type, resource_pattern.name)
+        return frozenset(
+            op
+            for op in supported
+            if self._decide(on_resource, principals, context.client_address, op) is ALLOWED
+        )
+
+    def authorize_by_resource_type(
+        self, context: RequestContext, operation: AclOperation, resource_type: ResourceType
+    ) -> AuthorizationResult:
+        """Kafka's default ``Authorizer.authorizeByResourceType``, line by line."""
+        probe = Action(operation, ResourcePattern(resource_type, "hardcode"), 0, True, False)
+        if self.authorize(context, [probe])[0] is ALLOWED:
+            return ALLOWED
+        principal, host = str(context.principal), context.client_address
+        deny_literal, deny_prefixed, allow_literal, allow_prefixed = set(), set(), set(), set()
+        has_wildcard_allow = False
+        for binding in self.bindings:
+            pattern, entry = binding.pattern, binding.entry
+            if pattern.resource_type != resource_type:
+                continue
+            if entry.host != host and entry.host != WILDCARD_HOST:
+                continue
+            if entry.principal != principal and entry.principal != WILDCARD_PRINCIPAL:
+                continue
+            if entry.operation != operation and entry.operation != ALL:
+                continue
+            literal = pattern.pattern_type == PatternType.LITERAL
+            if entry.permission_type == DENY:
+                if literal and pattern.name == WILDCARD_RESOURCE:
+                    return DENIED
+                (deny_literal if literal else deny_prefixed).add(pattern.name)
+                continue
+            if entry.permission_type != ALLOW:
+                continue
+            if literal and pattern.name == WILDCARD_RESOURCE:
+                has_wildcard_allow = True
+                continue
+            (allow_literal if literal else allow_prefixed).add(pattern.name)
+        if has_wildcard_allow:
+            return ALLOWED
+        for literal, names in ((True, allow_literal), (False, allow_prefixed)):
+            for name in names:
+                if literal and name in deny_literal:
+                    continue
+                if any(name[:end] in deny_prefixed for end in range(1, len(name) + 1)):
+                    continue
+                return ALLOWED
+        return DENIED
