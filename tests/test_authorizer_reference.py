@@ -162,6 +162,11 @@ def test_snapshots_after_each_change_match_reference(steps, asked):
             current.discard(binding)
         assert set(authorizer.acls()) == current
         assert len(authorizer.index) == len(current)
+        # Asked after every change: memoized answers carried across snapshots must stay true.
+        for principal, host, op, resource_type, _name in asked:
+            expected = ref.authorize_by_resource_type(list(current), (), False, principal, host, op, resource_type)
+            got = authorizer.authorize_by_resource_type(context_for(principal, host), op, resource_type)
+            assert (got is AuthorizationResult.ALLOWED) == expected
     for principal, host, op, resource_type, name in asked:
         expected = ref.authorize(list(current), (), False, principal, host, op, resource_type, name)
         [result] = authorizer.authorize(context_for(principal, host), [Action(op, ResourcePattern(resource_type, name))])

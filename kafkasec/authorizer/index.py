@@ -138,17 +138,42 @@ class PatternEntry:
 class TypeIndex:
     """All patterns of one resource type: literal names, the literal ``*``, and prefixes."""
 
-    __slots__ = ("literal", "wildcard", "prefixed", "prefix_lengths", "_summaries", "by_resource_type_answers")
+    __slots__ = (
+        "literal",
+        "wildcard",
+        "prefixed",
+        "prefix_lengths",
+        "group_counts",
+        "_summaries",
+        "by_resource_type_answers",
+    )
 
-    def __init__(self, literal: dict[str, PatternEntry], prefixed: dict[str, PatternEntry]):
+    def __init__(
+        self,
+        literal: dict[str, PatternEntry],
+        prefixed: dict[str, PatternEntry],
+        group_counts: dict[tuple[str, str], int],
+    ):
         self.literal = literal
         self.prefixed = prefixed
         self.wildcard = literal.get(WILDCARD_RESOURCE)
         # Only the lengths that some prefix has are worth slicing the resource name at.
         self.prefix_lengths = tuple(sorted({len(name) for name in prefixed}))
+        # How many patterns have ACLs of each (principal, host): a group absent here has none.
+        self.group_counts = group_counts
         self._summaries = {}
         # authorize_by_resource_type answers, per (principals, host, operation), for this snapshot.
         self.by_resource_type_answers = {}
+
+    def carry_over(self, previous: TypeIndex, touched: set[tuple[str, str]]) -> None:
+        """Keep the previous snapshot's summaries and answers that no changed group affects,
+        so that an ACL change for one principal does not make everyone's next question cold."""
+        self._summaries = {key: s for key, s in previous._summaries.items() if key[0] not in touched}
+        self.by_resource_type_answers = {
+            key: answer
+            for key, answer in previous.by_resource_type_answers.items()
+            if not any((principal, host) in touched for principal in key[0] for host in (key[1], WILDCARD_HOST))
+        }
 
     def matching_entries(self, name: str) -> list[PatternEntry]:
         """The patterns that apply to the resource ``name``: its literal, ``*``, its prefixes.
@@ -184,6 +209,7 @@ class TypeIndex:
         patterns, then cached: racing readers may both build one, but they store equal values.
         """
         summaries = self._summaries
+        groups = [group for group in groups if group in self.group_counts]
         missing = [group for group in groups if (group, operation) not in summaries]
         if missing:
             found: dict[tuple[str, str], list] = {group: [] for group in missing}
@@ -291,13 +317,13 @@ def gc_paused():
     try:
         yield
     finally:
+        if gc.get_count()[0] > FREEZE_AFTER:
+            # Move what was just built out of the collector's sight before collections resume:
+            # otherwise they rescan millions of immutable ACL objects (seconds, charged to a
+            # reader's request). Frozen objects are still freed by reference counting.
+            gc.freeze()
         if was_enabled:
             gc.enable()
-        if gc.get_count()[0] > FREEZE_AFTER:
-            # Move what was just built out of the collector's sight: otherwise the next
-            # collections rescan millions of immutable ACL objects (seconds, on a reader's
-            # request). Frozen objects are still freed by reference counting.
-            gc.freeze()
 
 
 class AclIndex:
@@ -343,17 +369,29 @@ class AclIndex:
             old = types.get(resource_type)
             literal = {} if old is None else dict(old.literal)
             prefixed = {} if old is None else dict(old.prefixed)
+            group_counts = {} if old is None else dict(old.group_counts)
+            touched: set[tuple[str, str]] = set()
             for pattern in patterns:
                 table = literal if pattern.pattern_type is PatternType.LITERAL else prefixed
                 previous = table.pop(pattern.name, None)
                 if previous is not None:
                     count -= len(previous.acls)
+                    for group in previous.by_principal_host:
+                        touched.add(group)
+                        group_counts[group] -= 1
+                        if not group_counts[group]:
+                            del group_counts[group]
                 acls = changed[pattern]
                 if acls:
-                    table[pattern.name] = PatternEntry(pattern, acls)
+                    entry = table[pattern.name] = PatternEntry(pattern, acls)
                     count += len(acls)
+                    for group in entry.by_principal_host:
+                        touched.add(group)
+                        group_counts[group] = group_counts.get(group, 0) + 1
             if literal or prefixed:
-                types[resource_type] = TypeIndex(literal, prefixed)
+                types[resource_type] = new = TypeIndex(literal, prefixed, group_counts)
+                if old is not None:
+                    new.carry_over(old, touched)
             else:
                 types.pop(resource_type, None)
         return AclIndex(types, count)

@@ -504,6 +504,8 @@ class StandardAuthorizer:
 
 
 def _matching(index: AclIndex, acl_filter: AclBindingFilter) -> list[StoredAcl]:
+    if acl_filter == AclBindingFilter.ANY:
+        return list(index)  # every ACL: no need to ask each one whether it matches
     resource_type = acl_filter.pattern_filter.resource_type
     if resource_type is ResourceType.ANY:
         type_indexes = index.types.values()
