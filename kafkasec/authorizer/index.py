@@ -162,7 +162,7 @@ class TypeIndex:
         # How many patterns have ACLs of each (principal, host): a group absent here has none.
         self.group_counts = group_counts
         self._summaries = {}
-        # authorize_by_resource_type answers, per (principals, host, operation), for this snapshot.
+        # authorize_by_resource_type answers per (groups with ACLs, operation), for this snapshot.
         self.by_resource_type_answers = {}
 
     def carry_over(self, previous: TypeIndex, touched: set[tuple[str, str]]) -> None:
@@ -172,7 +172,7 @@ class TypeIndex:
         self.by_resource_type_answers = {
             key: answer
             for key, answer in previous.by_resource_type_answers.items()
-            if not any((principal, host) in touched for principal in key[0] for host in (key[1], WILDCARD_HOST))
+            if not any(group in touched for group in key[0])
         }
 
     def matching_entries(self, name: str) -> list[PatternEntry]:
@@ -205,11 +205,12 @@ class TypeIndex:
     def type_summaries(self, groups: Sequence[tuple[str, str]], operation: AclOperation) -> list[TypeSummary]:
         """What the ACLs of each (principal, host) group say about ``operation`` on this type.
 
+        ``groups`` are groups that have ACLs of this type (see ``group_counts``).
+
         Groups not yet summarized in this snapshot are built together in one pass over the
         patterns, then cached: racing readers may both build one, but they store equal values.
         """
         summaries = self._summaries
-        groups = [group for group in groups if group in self.group_counts]
         missing = [group for group in groups if (group, operation) not in summaries]
         if missing:
             found: dict[tuple[str, str], list] = {group: [] for group in missing}

@@ -255,23 +255,23 @@ class StandardAuthorizer:
         type_index = self._index.types.get(resource_type)
         if type_index is None:
             return DENIED
-        keys = self.principal_keys(context)
-        answer_key = (keys, context.client_address, operation)
+        # The answer depends only on which (principal, host) groups have ACLs of this type: a
+        # host or principal with none of its own shares the answer of everyone else's.
+        hosts = dict.fromkeys((context.client_address, WILDCARD_HOST))
+        present = type_index.group_counts
+        groups = tuple(group for p in self.principal_keys(context) for h in hosts if (group := (p, h)) in present)
+        answer_key = (groups, operation)
         answer = type_index.by_resource_type_answers.get(answer_key)
         if answer is None:
-            answer = self._by_resource_type(type_index, keys, context.client_address, operation)
+            summaries = type_index.type_summaries(groups, operation)
+            if any(summary.wildcard_deny for summary in summaries):
+                answer = DENIED
+            elif any(summary.wildcard_allow for summary in summaries):
+                answer = ALLOWED
+            else:
+                answer = ALLOWED if has_undominated_allow(summaries) else DENIED
             remember(type_index.by_resource_type_answers, answer_key, answer)
         return answer
-
-    @staticmethod
-    def _by_resource_type(type_index, keys, host, operation) -> AuthorizationResult:
-        hosts = dict.fromkeys((host, WILDCARD_HOST))
-        summaries = type_index.type_summaries([(p, h) for p in keys for h in hosts], operation)
-        if any(summary.wildcard_deny for summary in summaries):
-            return DENIED
-        if any(summary.wildcard_allow for summary in summaries):
-            return ALLOWED
-        return ALLOWED if has_undominated_allow(summaries) else DENIED
 
     def decide(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationDecision]:
         """Like :meth:`authorize`, with the rule that decided each action (its provenance)."""
