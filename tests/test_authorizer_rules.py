@@ -253,6 +253,31 @@ class TestAuthorizeByResourceType:
         assert authorizer.authorize_by_resource_type(self.ctx(), "READ", "TOPIC") is DENIED
         assert authorizer.authorize_by_resource_type(context_for("User:alice", "10.0.0.2"), "READ", "TOPIC") is ALLOWED
 
+    def test_patched_summaries_follow_each_kind_of_change(self):
+        authorizer = make(acl("t1", op="WRITE"))
+        ask_type = lambda: authorizer.authorize_by_resource_type(self.ctx(), "WRITE", "TOPIC")  # noqa: E731
+        assert ask_type() is ALLOWED
+        authorizer.create_acls([acl("t1", op="WRITE", permission="DENY")])
+        assert ask_type() is DENIED
+        authorizer.delete_acls([acl("t1", op="WRITE", permission="DENY").to_filter()])
+        assert ask_type() is ALLOWED
+        authorizer.create_acls([acl("t", op="WRITE", permission="DENY", pattern="PREFIXED")])
+        assert ask_type() is DENIED
+        authorizer.create_acls([acl("u", op="WRITE", pattern="PREFIXED")])
+        assert ask_type() is ALLOWED
+        authorizer.delete_acls([acl("u", op="WRITE", pattern="PREFIXED").to_filter()])
+        assert ask_type() is DENIED
+        authorizer.delete_acls([AclBindingFilter.of(pattern_type="PREFIXED")])
+        assert ask_type() is ALLOWED
+        authorizer.delete_acls([acl("t1", op="WRITE").to_filter()])
+        assert ask_type() is DENIED
+        authorizer.create_acls([acl("*", op="ALL")])
+        assert ask_type() is ALLOWED
+        authorizer.create_acls([acl("*", op="WRITE", permission="DENY")])
+        assert ask_type() is DENIED
+        authorizer.delete_acls([AclBindingFilter.of(name="*")])
+        assert ask_type() is DENIED
+
     def test_cached_summary_follows_changes(self):
         authorizer = make(acl("t", op="READ"))
         assert authorizer.authorize_by_resource_type(self.ctx(), "READ", "TOPIC") is ALLOWED

@@ -165,10 +165,19 @@ class TypeIndex:
         # authorize_by_resource_type answers per (groups with ACLs, operation), for this snapshot.
         self.by_resource_type_answers = {}
 
-    def carry_over(self, previous: TypeIndex, touched: set[tuple[str, str]]) -> None:
-        """Keep the previous snapshot's summaries and answers that no changed group affects,
-        so that an ACL change for one principal does not make everyone's next question cold."""
-        self._summaries = {key: s for key, s in previous._summaries.items() if key[0] not in touched}
+    def carry_over(self, previous: TypeIndex, touched: set[tuple[str, str]], changes) -> None:
+        """Bring the previous snapshot's summaries and answers along, so that a change does not
+        make the next questions cold: untouched groups keep theirs, touched groups get theirs
+        patched with ``changes`` (pattern, new entry or None); answers that read a touched group
+        are dropped (they are recomputed from the summaries, without a walk)."""
+        summaries = {}
+        for key, summary in previous._summaries.items():
+            group, operation = key
+            if group not in touched:
+                summaries[key] = summary
+            elif group in self.group_counts:
+                summaries[key] = summary.patched(group, operation, changes)
+        self._summaries = summaries
         self.by_resource_type_answers = {
             key: answer
             for key, answer in previous.by_resource_type_answers.items()
@@ -220,7 +229,7 @@ class TypeIndex:
                     for stored in by_group.get(group, ()):
                         acls.append((entry.pattern, stored.binding.entry))
             for group, acls in found.items():
-                remember(summaries, (group, operation), TypeSummary(acls, operation) if acls else None)
+                remember(summaries, (group, operation), TypeSummary.of(acls, operation))
         return [s for group in groups if (s := summaries.get((group, operation))) is not None]
 
 
@@ -237,9 +246,44 @@ class TypeSummary:
         "deny_prefixed",
     )
 
-    def __init__(self, acls, operation: AclOperation):
-        self.wildcard_allow = self.wildcard_deny = False
-        allow_literal, allow_prefixed, deny_literal, deny_prefixed = set(), set(), set(), set()
+    def __init__(self, wildcard_allow, wildcard_deny, allow_literal, allow_prefixed, deny_literal, deny_prefixed):
+        self.wildcard_allow, self.wildcard_deny = wildcard_allow, wildcard_deny
+        self.allow_literal, self.allow_prefixed = frozenset(allow_literal), frozenset(allow_prefixed)
+        self.deny_literal, self.deny_prefixed = frozenset(deny_literal), frozenset(deny_prefixed)
+
+    @classmethod
+    def of(cls, acls, operation: AclOperation) -> TypeSummary:
+        """The summary of ``acls``, (pattern, entry) pairs of one group."""
+        return cls._collect(acls, operation, False, False, set(), set(), set(), set())
+
+    def patched(self, group: tuple[str, str], operation: AclOperation, changes) -> TypeSummary:
+        """This summary after a change: ``changes`` pairs each changed pattern with its new
+        entry (or None). A name's place in the sets depends on its own pattern's ACLs only, so
+        the changed names are taken out and their new ACLs put back: no walk over the type."""
+        wildcard_allow, wildcard_deny = self.wildcard_allow, self.wildcard_deny
+        allow_literal, allow_prefixed = set(self.allow_literal), set(self.allow_prefixed)
+        deny_literal, deny_prefixed = set(self.deny_literal), set(self.deny_prefixed)
+        acls = []
+        for pattern, entry in changes:
+            name = pattern.name
+            if pattern.pattern_type is PatternType.LITERAL:
+                allow_literal.discard(name)
+                deny_literal.discard(name)
+                if name == WILDCARD_RESOURCE:
+                    wildcard_allow = wildcard_deny = False
+            else:
+                allow_prefixed.discard(name)
+                deny_prefixed.discard(name)
+            if entry is not None:
+                acls.extend((pattern, stored.binding.entry) for stored in entry.by_principal_host.get(group, ()))
+        return self._collect(
+            acls, operation, wildcard_allow, wildcard_deny, allow_literal, allow_prefixed, deny_literal, deny_prefixed
+        )
+
+    @classmethod
+    def _collect(
+        cls, acls, operation, wildcard_allow, wildcard_deny, allow_literal, allow_prefixed, deny_literal, deny_prefixed
+    ) -> TypeSummary:
         for pattern, entry in acls:
             if entry.operation is not operation and entry.operation is not AclOperation.ALL:
                 continue
@@ -247,15 +291,14 @@ class TypeSummary:
             literal = pattern.pattern_type is PatternType.LITERAL
             if entry.permission_type is _DENY:
                 if literal and name == WILDCARD_RESOURCE:
-                    self.wildcard_deny = True
+                    wildcard_deny = True
                 (deny_literal if literal else deny_prefixed).add(name)
             elif entry.permission_type is _ALLOW:
                 if literal and name == WILDCARD_RESOURCE:
-                    self.wildcard_allow = True
+                    wildcard_allow = True
                 else:
                     (allow_literal if literal else allow_prefixed).add(name)
-        self.allow_literal, self.allow_prefixed = frozenset(allow_literal), frozenset(allow_prefixed)
-        self.deny_literal, self.deny_prefixed = frozenset(deny_literal), frozenset(deny_prefixed)
+        return cls(wildcard_allow, wildcard_deny, allow_literal, allow_prefixed, deny_literal, deny_prefixed)
 
 
 def has_undominated_allow(summaries: Sequence[TypeSummary]) -> bool:
@@ -372,6 +415,7 @@ class AclIndex:
             prefixed = {} if old is None else dict(old.prefixed)
             group_counts = {} if old is None else dict(old.group_counts)
             touched: set[tuple[str, str]] = set()
+            changes = []
             for pattern in patterns:
                 table = literal if pattern.pattern_type is PatternType.LITERAL else prefixed
                 previous = table.pop(pattern.name, None)
@@ -383,16 +427,18 @@ class AclIndex:
                         if not group_counts[group]:
                             del group_counts[group]
                 acls = changed[pattern]
+                entry = None
                 if acls:
                     entry = table[pattern.name] = PatternEntry(pattern, acls)
                     count += len(acls)
                     for group in entry.by_principal_host:
                         touched.add(group)
                         group_counts[group] = group_counts.get(group, 0) + 1
+                changes.append((pattern, entry))
             if literal or prefixed:
                 types[resource_type] = new = TypeIndex(literal, prefixed, group_counts)
                 if old is not None:
-                    new.carry_over(old, touched)
+                    new.carry_over(old, touched, changes)
             else:
                 types.pop(resource_type, None)
         return AclIndex(types, count)
