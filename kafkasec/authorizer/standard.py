@@ -13,7 +13,7 @@ import threading
 import uuid
 from typing import Callable, Iterable, Mapping, Sequence
 
-from attrs import field, frozen
+from attrs import frozen
 
 from kafkasec.acl import (
     WILDCARD_HOST,
@@ -153,9 +153,15 @@ class StandardAuthorizer:
             keys[str(group)] = None
         return tuple(keys)
 
-    def _check_ready(self) -> None:
+    def _acl_principal(self, context: RequestContext) -> str | None:
+        """The request's principal as ACLs name it, or None for a super user (who skips the
+        ACLs); anyone else before the initial load completes gets AuthorizerNotReadyError."""
+        own = f"{context.principal.principal_type}:{context.principal.name}"
+        if own in self.super_users:
+            return None
         if not self._loading_complete:
             raise AuthorizerNotReadyError()
+        return own
 
     def authorize(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationResult]:
         """One result per action, as Kafka's ``Authorizer.authorize``.
@@ -164,11 +170,9 @@ class StandardAuthorizer:
         """
         if not actions:
             return []
-        own = f"{context.principal.principal_type}:{context.principal.name}"
-        if own in self.super_users:
+        own = self._acl_principal(context)
+        if own is None:
             return [ALLOWED] * len(actions)
-        if not self._loading_complete:
-            raise AuthorizerNotReadyError()
         keys = self.principal_keys(context, own)
         host = context.client_address
         types = self._index.types
@@ -209,11 +213,9 @@ class StandardAuthorizer:
                 "authorized operations are asked of one resource: its pattern must be LITERAL, "
                 f"not {resource_pattern.pattern_type.name}"
             )
-        own = f"{context.principal.principal_type}:{context.principal.name}"
-        if own in self.super_users:
+        own = self._acl_principal(context)
+        if own is None:
             return supported
-        if not self._loading_complete:
-            raise AuthorizerNotReadyError()
         type_index = self._index.types.get(resource_pattern.resource_type)
         entries = [] if type_index is None else type_index.matching_entries(resource_pattern.name)
         if not entries:
@@ -277,12 +279,11 @@ class StandardAuthorizer:
         """Like :meth:`authorize`, with the rule that decided each action (its provenance)."""
         if not actions:
             return []
-        own = str(context.principal)
-        if own in self.super_users:
-            rule = Rule(RuleKind.SUPER_USER, description=f"{own} is a super user")
+        own = self._acl_principal(context)
+        if own is None:
+            rule = Rule(RuleKind.SUPER_USER, description=f"{context.principal} is a super user")
             return [AuthorizationDecision(action, ALLOWED, rule) for action in actions]
-        self._check_ready()
-        keys = self.principal_keys(context)
+        keys = self.principal_keys(context, own)
         hosts = dict.fromkeys((context.client_address, WILDCARD_HOST))
         return [self._decide_one(keys, hosts, action) for action in actions]
 
