@@ -293,30 +293,21 @@ class StandardAuthorizer:
         entries = [] if type_index is None else type_index.matching_entries(pattern.name)
         if not entries:
             result = ALLOWED if self.allow_everyone_if_no_acl_found else DENIED
-            rule = Rule(
-                RuleKind.NO_ACL_FOUND,
-                description=f"no ACL matches the resource; allow.everyone.if.no.acl.found="
-                f"{str(self.allow_everyone_if_no_acl_found).lower()}",
-            )
-            return AuthorizationDecision(action, result, rule)
+            return AuthorizationDecision(action, result, _NO_ACL_FOUND_RULES[self.allow_everyone_if_no_acl_found])
+        # The answer comes from the same bitmasks as authorize(); only then is the ACL that
+        # gave it looked up, and only among the entries of the deciding permission.
         bit = 1 << action.operation
-        allowing = None
+        host = next(iter(hosts))
+        allow = deny = 0
         for entry in entries:
-            for key in keys:
-                for host in hosts:
-                    for stored in entry.by_principal_host.get((key, host), ()):
-                        allow, deny = acl_masks(stored.binding)
-                        if deny & bit:
-                            return AuthorizationDecision(action, DENIED, Rule(RuleKind.DENY_ACL, stored))
-                        if allow & bit and allowing is None:
-                            allowing = stored
-        if allowing is not None:
-            return AuthorizationDecision(action, ALLOWED, Rule(RuleKind.ALLOW_ACL, allowing))
-        rule = Rule(
-            RuleKind.NO_MATCHING_ACL,
-            description="the resource has ACLs, but none allows this principal, host and operation",
-        )
-        return AuthorizationDecision(action, DENIED, rule)
+            entry_allow, entry_deny = entry.masks(keys, host)
+            allow |= entry_allow
+            deny |= entry_deny
+        if deny & bit:
+            return AuthorizationDecision(action, DENIED, Rule(RuleKind.DENY_ACL, _deciding_acl(entries, keys, hosts, bit, 1)))
+        if allow & bit:
+            return AuthorizationDecision(action, ALLOWED, Rule(RuleKind.ALLOW_ACL, _deciding_acl(entries, keys, hosts, bit, 0)))
+        return AuthorizationDecision(action, DENIED, _NO_MATCHING_ACL_RULE)
 
     def explain(self, context: RequestContext, action: Action) -> AuthorizationDecision:
         """The decision for one action and the ACL or default rule behind it."""
@@ -502,6 +493,30 @@ class StandardAuthorizer:
             for stored in added:
                 self._by_id[stored.acl_id] = stored
             self._index = self._index.apply(added, removed)
+
+
+_NO_MATCHING_ACL_RULE = Rule(
+    RuleKind.NO_MATCHING_ACL,
+    description="the resource has ACLs, but none allows this principal, host and operation",
+)
+_NO_ACL_FOUND_RULES = {
+    allow_everyone: Rule(
+        RuleKind.NO_ACL_FOUND,
+        description=f"no ACL matches the resource; allow.everyone.if.no.acl.found={str(allow_everyone).lower()}",
+    )
+    for allow_everyone in (False, True)
+}
+
+
+def _deciding_acl(entries, keys, hosts, bit: int, side: int) -> StoredAcl:
+    """The first ACL among ``entries`` whose allow (side 0) or deny (side 1) mask has ``bit``."""
+    for entry in entries:
+        for key in keys:
+            for host in hosts:
+                for stored in entry.by_principal_host.get((key, host), ()):
+                    if acl_masks(stored.binding)[side] & bit:
+                        return stored
+    raise AssertionError("the masks said an ACL decides, but none was found")
 
 
 def _matching(index: AclIndex, acl_filter: AclBindingFilter) -> list[StoredAcl]:
