@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+from bisect import bisect_left, insort
 from typing import Iterable, Iterator, Sequence
 
 from attrs import field, frozen
@@ -244,12 +245,39 @@ class TypeSummary:
         "allow_prefixed",
         "deny_literal",
         "deny_prefixed",
+        "_deny_prefix_lengths",
+        "_undominated",
     )
 
     def __init__(self, wildcard_allow, wildcard_deny, allow_literal, allow_prefixed, deny_literal, deny_prefixed):
         self.wildcard_allow, self.wildcard_deny = wildcard_allow, wildcard_deny
         self.allow_literal, self.allow_prefixed = frozenset(allow_literal), frozenset(allow_prefixed)
         self.deny_literal, self.deny_prefixed = frozenset(deny_literal), frozenset(deny_prefixed)
+        self._deny_prefix_lengths = tuple(sorted({len(name) for name in self.deny_prefixed}))
+        self._undominated = None
+
+    def dominated(self, name: str, literal: bool) -> bool:
+        """Kafka's rule against this group's DENYs: a literal loses to the same literal or a
+        denied prefix of it; a prefix loses to a denied prefix of it (itself included)."""
+        if literal and name in self.deny_literal:
+            return True
+        deny_prefixed = self.deny_prefixed
+        for length in self._deny_prefix_lengths:
+            if length > len(name):
+                return False
+            if name[:length] in deny_prefixed:
+                return True
+        return False
+
+    def undominated(self) -> tuple[list[str], list[str]]:
+        """The sorted literal and prefixed ALLOWs that no DENY of this group dominates: the only
+        candidates this group can offer (built on first use; patched, not rebuilt, on changes)."""
+        if self._undominated is None:
+            self._undominated = (
+                sorted(name for name in self.allow_literal if not self.dominated(name, True)),
+                sorted(name for name in self.allow_prefixed if not self.dominated(name, False)),
+            )
+        return self._undominated
 
     @classmethod
     def of(cls, acls, operation: AclOperation) -> TypeSummary:
@@ -264,21 +292,52 @@ class TypeSummary:
         allow_literal, allow_prefixed = set(self.allow_literal), set(self.allow_prefixed)
         deny_literal, deny_prefixed = set(self.deny_literal), set(self.deny_prefixed)
         acls = []
+        changed_literal, changed_prefixed = set(), set()
         for pattern, entry in changes:
             name = pattern.name
             if pattern.pattern_type is PatternType.LITERAL:
+                changed_literal.add(name)
                 allow_literal.discard(name)
                 deny_literal.discard(name)
                 if name == WILDCARD_RESOURCE:
                     wildcard_allow = wildcard_deny = False
             else:
+                changed_prefixed.add(name)
                 allow_prefixed.discard(name)
                 deny_prefixed.discard(name)
             if entry is not None:
                 acls.extend((pattern, stored.binding.entry) for stored in entry.by_principal_host.get(group, ()))
-        return self._collect(
+        patched = self._collect(
             acls, operation, wildcard_allow, wildcard_deny, allow_literal, allow_prefixed, deny_literal, deny_prefixed
         )
+        if self._undominated is not None:
+            patched._undominated = patched._patch_undominated(self, changed_literal, changed_prefixed)
+        return patched
+
+    def _patch_undominated(self, before: TypeSummary, changed_literal, changed_prefixed):
+        """``before``'s candidates, brought up to date with the changed names (a name's own
+        ACLs changed) and with the DENY prefixes added or removed (they rule whole ranges)."""
+        added_prefixes = self.deny_prefixed - before.deny_prefixed
+        removed_prefixes = before.deny_prefixed - self.deny_prefixed
+        result = []
+        for candidates, allowed, changed, literal in (
+            (before._undominated[0], self.allow_literal, changed_literal, True),
+            (before._undominated[1], self.allow_prefixed, changed_prefixed, False),
+        ):
+            candidates = list(candidates)
+            for name in changed:
+                _remove_sorted(candidates, name)
+            for prefix in added_prefixes:
+                del candidates[bisect_left(candidates, prefix):_prefix_end(candidates, prefix)]
+            recheck = set(changed)
+            for prefix in removed_prefixes:
+                recheck.update(name for name in allowed if name.startswith(prefix))
+            for name in recheck:
+                if name in allowed and not self.dominated(name, literal):
+                    _remove_sorted(candidates, name)
+                    insort(candidates, name)
+            result.append(candidates)
+        return tuple(result)
 
     @classmethod
     def _collect(
@@ -304,35 +363,60 @@ class TypeSummary:
 def has_undominated_allow(summaries: Sequence[TypeSummary]) -> bool:
     """Kafka's rule over the union of the groups: is some allowed pattern not dominated?
 
-    An allowed literal loses to the same literal denied or to a denied prefix of it; an allowed
-    prefix loses to a denied prefix of it (itself included). Stops at the first winner.
+    A candidate must survive its own group's DENYs (precomputed per summary) and every other
+    group's. Against other groups' DENY prefixes, whole ranges of the sorted candidates are cut
+    out at once when there are fewer prefixes than candidates. Stops at the first winner.
     """
-    deny_literal = _union(s.deny_literal for s in summaries)
-    deny_prefixed = _union(s.deny_prefixed for s in summaries)
-    lengths = sorted({len(name) for name in deny_prefixed})
-
-    def dominated_by_prefix(name: str) -> bool:
-        for length in lengths:
-            if length > len(name):
-                return False
-            if name[:length] in deny_prefixed:
-                return True
-        return False
-
     for summary in summaries:
-        for name in summary.allow_literal:
-            if name not in deny_literal and not dominated_by_prefix(name):
-                return True
-        for name in summary.allow_prefixed:
-            if not dominated_by_prefix(name):
+        others = [o for o in summaries if o is not summary and (o.deny_literal or o.deny_prefixed)]
+        for candidates, literal in zip(summary.undominated(), (True, False)):
+            if candidates and _survivor(candidates, literal, others):
                 return True
     return False
 
 
-def _union(sets: Iterable[frozenset]) -> frozenset:
-    non_empty = [s for s in sets if s]
-    # The common case is one group with denies: use its set instead of copying it.
-    return non_empty[0] if len(non_empty) == 1 else frozenset().union(*non_empty)
+def _survivor(candidates: list[str], literal: bool, others: Sequence[TypeSummary]) -> bool:
+    prefixes = [prefix for other in others for prefix in other.deny_prefixed]
+    if len(prefixes) < len(candidates):
+        # Few prefixes, many candidates: cut each prefix's range out, then look at what is left.
+        ranges = sorted((bisect_left(candidates, p), _prefix_end(candidates, p)) for p in prefixes)
+        remaining = _gaps(ranges, len(candidates))
+        remaining = (candidates[i] for start, stop in remaining for i in range(start, stop))
+        for name in remaining:
+            if not (literal and any(name in other.deny_literal for other in others)):
+                return True
+        return False
+    return any(not any(other.dominated(name, literal) for other in others) for name in candidates)
+
+
+def _gaps(ranges: list[tuple[int, int]], size: int):
+    """The index ranges of [0, size) not covered by the sorted ``ranges``."""
+    position = 0
+    for start, stop in ranges:
+        if start > position:
+            yield position, start
+        position = max(position, stop)
+    if position < size:
+        yield position, size
+
+
+def _prefix_end(names: list[str], prefix: str) -> int:
+    """The index just past the names in sorted ``names`` that start with ``prefix`` (they are
+    contiguous from ``bisect_left(names, prefix)``, so their end is found by bisection too)."""
+    low, high = bisect_left(names, prefix), len(names)
+    while low < high:
+        middle = (low + high) // 2
+        if names[middle].startswith(prefix):
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+def _remove_sorted(names: list[str], name: str) -> None:
+    index = bisect_left(names, name)
+    if index < len(names) and names[index] == name:
+        del names[index]
 
 
 FREEZE_AFTER = 100_000
