@@ -38,9 +38,11 @@ from kafkasec.errors import (
     InvalidRequestError,
     KafkaError,
     KafkaErrorCode,
+    PrincipalDeserializationError,
 )
 from kafkasec.hookspecs import hookimpl
 from kafkasec.principal import KafkaPrincipal
+from kafkasec.principal_serde import DefaultPrincipalSerde
 from kafkasec.security import KafkaSecurity
 
 __version__ = "0.1.0"
@@ -64,6 +66,7 @@ __all__ = [
     "AuthorizationResult",
     "AuthorizerNotReadyError",
     "ClusterAuthorizationFailedError",
+    "DefaultPrincipalSerde",
     "Grantee",
     "InvalidRequestError",
     "KafkaError",
@@ -71,6 +74,7 @@ __all__ = [
     "KafkaPrincipal",
     "KafkaSecurity",
     "PatternType",
+    "PrincipalDeserializationError",
     "RequestContext",
     "ResourcePattern",
     "ResourcePatternFilter",

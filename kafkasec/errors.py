@@ -100,6 +100,12 @@ class SecurityDisabledError(KafkaError):
     default_error_code = KafkaErrorCode.SECURITY_DISABLED
 
 
+class PrincipalDeserializationError(KafkaError):
+    """KIP-590: the principal in an envelope could not be read (error 97)."""
+
+    default_error_code = KafkaErrorCode.PRINCIPAL_DESERIALIZATION_FAILURE
+
+
 class AuthorizerNotReadyError(KafkaError):
     """The authorizer has not finished its initial load of ACLs.
 

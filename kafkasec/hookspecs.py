@@ -43,6 +43,25 @@ def kafkasec_state_store(security, path):
 
 
 @hookspec(firstresult=True)
+def kafkasec_serialize_principal(security, principal):
+    """KIP-590's KafkaPrincipalSerde, writing: the bytes that carry ``principal`` in an envelope.
+
+    Return bytes, or None for "not mine" (e.g. a principal of a class you do not handle); the
+    built-in DefaultPrincipalSerde (Kafka's format) answers last.
+    """
+
+
+@hookspec(firstresult=True)
+def kafkasec_deserialize_principal(security, data):
+    """KIP-590's KafkaPrincipalSerde, reading: the KafkaPrincipal that ``data`` (bytes) carries.
+
+    Return a principal, or None for "not mine" (bytes of a format you do not write); raise
+    PrincipalDeserializationError (97) for bytes of your format that are malformed. Kafka's
+    format is read last.
+    """
+
+
+@hookspec(firstresult=True)
 def kafkasec_authorize(security, context, actions):
     """Decide ``actions`` (a list of Action) for ``context`` (a RequestContext).
 

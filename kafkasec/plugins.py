@@ -22,6 +22,7 @@ ENTRY_POINT_GROUP = "kafkasec"
 DEFAULT_PLUGINS = (
     "kafkasec.store.plugin",
     "kafkasec.authorizer.plugin",
+    "kafkasec.principal_serde",
 )
 
 

@@ -19,6 +19,7 @@ from kafkasec.authorizer.decision import AuthorizationDecision
 from kafkasec.authorizer.index import StoredAcl
 from kafkasec.authorizer.standard import AclCreateResult, AclDeleteResult, Grantee, StandardAuthorizer
 from kafkasec.context import Action, AuthorizationResult, RequestContext
+from kafkasec.errors import KafkaError, PrincipalDeserializationError
 from kafkasec.plugins import make_plugin_manager
 from kafkasec.principal import KafkaPrincipal
 
@@ -171,6 +172,32 @@ class KafkaSecurity:
         for contributed in self._hook.kafkasec_expand_principal(security=self, principal=principal, context=context):
             groups.extend(contributed or ())
         return groups
+
+    # ------------------------------------------------------------------ principals
+
+    def serialize_principal(self, principal: KafkaPrincipal) -> bytes:
+        """The bytes that carry ``principal`` in a KIP-590 envelope (through the serde hooks)."""
+        if not isinstance(principal, KafkaPrincipal):
+            raise TypeError(f"serialize_principal takes a KafkaPrincipal, not {principal!r}")
+        data = self._hook.kafkasec_serialize_principal(security=self, principal=principal)
+        if data is None:
+            raise ValueError(f"no plugin serialized the principal {principal}")
+        return data
+
+    def deserialize_principal(self, data: bytes) -> KafkaPrincipal:
+        """The principal in envelope bytes; anything unreadable is PRINCIPAL_DESERIALIZATION_FAILURE
+        (97), whichever plugin failed and however."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"deserialize_principal takes bytes, not {type(data).__name__}")
+        try:
+            principal = self._hook.kafkasec_deserialize_principal(security=self, data=bytes(data))
+        except KafkaError:
+            raise
+        except Exception as error:
+            raise PrincipalDeserializationError(f"the principal data could not be read: {error}") from error
+        if principal is None:
+            raise PrincipalDeserializationError("no plugin could read the principal data")
+        return principal
 
     # ------------------------------------------------------------------ ACL management
 

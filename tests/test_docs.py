@@ -20,6 +20,17 @@ def test_readme_examples_run(number):
     exec(compile(python_blocks(ROOT / "README.md")[number], f"README.md block {number}", "exec"), {})
 
 
+RUNNABLE_PAGES = ["docs/authorization.md", "docs/principals.md"]
+
+
+@pytest.mark.parametrize("page", RUNNABLE_PAGES)
+def test_capability_page_examples_run(page):
+    blocks = python_blocks(ROOT / page)
+    assert blocks, f"{page} has no python example"
+    for number, block in enumerate(blocks):
+        exec(compile(block, f"{page} block {number}", "exec"), {})
+
+
 def test_there_are_hooks_and_readme_examples():
     assert len(HOOKS) >= 7
     assert python_blocks(ROOT / "README.md")

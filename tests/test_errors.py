@@ -23,7 +23,7 @@ from kafkasec import (
 )
 from kafkasec._enums import KafkaEnum
 from kafkasec._error_table import ERROR_TABLE
-from kafkasec.errors import SecurityDisabledError, UnknownServerError
+from kafkasec.errors import PrincipalDeserializationError, SecurityDisabledError, UnknownServerError
 
 EXPECTED_NAMES = {
     -1: "UNKNOWN_SERVER_ERROR",
@@ -382,7 +382,11 @@ def test_for_code_of_authorizer_not_ready_code_is_unknown_server_error():
     assert type(KafkaError.for_code(-1)) is UnknownServerError
 
 
-@pytest.mark.parametrize("code", [c for c in EXPECTED_NAMES if c not in (-1, 31, 42, 54)])
+def test_for_code_of_97_is_the_principal_deserialization_error():
+    assert type(KafkaError.for_code(97)) is PrincipalDeserializationError
+
+
+@pytest.mark.parametrize("code", [c for c in EXPECTED_NAMES if c not in (-1, 31, 42, 54, 97)])
 def test_for_code_falls_back_to_kafka_error(code):
     exc = KafkaError.for_code(code)
     assert type(exc) is KafkaError
