@@ -10,7 +10,7 @@ import sys
 from typing import Sequence
 
 from kafkasec import __version__
-from kafkasec.cli import acls
+from kafkasec.cli import acls, principal
 from kafkasec.cli.options import ArgumentParser, CommandError, UsageError, global_options
 from kafkasec.errors import KafkaError
 from kafkasec.store import StateError
@@ -28,6 +28,7 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kafkasec {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     acls.register(commands)
+    principal.register(commands)
     return parser
 
 

@@ -63,7 +63,11 @@ def state_path(args, properties: dict[str, str]) -> str:
     )
 
 
-def open_security(args) -> KafkaSecurity:
-    """The KafkaSecurity the command works on; close it (it is a context manager) when done."""
+def open_security(args, *, stateless: bool = False) -> KafkaSecurity:
+    """The KafkaSecurity the command works on; close it (it is a context manager) when done.
+
+    ``stateless`` commands (principal conversions) keep state in memory: they create no file.
+    """
     properties = read_properties(args.config) if args.config else {}
-    return KafkaSecurity.from_config({**properties, STATE_PATH: state_path(args, properties)})
+    path = ":memory:" if stateless else state_path(args, properties)
+    return KafkaSecurity.from_config({**properties, STATE_PATH: path})

@@ -89,7 +89,7 @@ def pattern_type(args) -> PatternType:
 
 
 def output_format(args) -> str:
-    return args.output or "table"
+    return getattr(args, "output", None) or "table"  # suppressed when not given below the top level
 
 
 def global_options(argument_default) -> ArgumentParser:
