@@ -22,6 +22,7 @@ from kafkasec import (
     AuthorizationResult,
     KafkaPrincipal,
     KafkaSecurity,
+    PrincipalDeserializationError,
     RequestContext,
     ResourcePattern,
     operations_to_bitfield,
@@ -112,6 +113,20 @@ def who_can(security: KafkaSecurity) -> None:
     expect("grantees", [(g.principal, g.host) for g in grantees], [("User:admin", "*"), ("Group:eng", "*")])
 
 
+def principal_bytes(security: KafkaSecurity) -> None:
+    step("KIP-590: a principal as the bytes a forwarded request carries")
+    alice = KafkaPrincipal.user("alice")
+    data = security.serialize_principal(alice)
+    expect("User:alice as Kafka's DefaultPrincipalData v0", data.hex(), "0000055573657206616c6963650000")
+    expect("read back", security.deserialize_principal(data), alice)
+    try:
+        security.deserialize_principal(b"\x00\x07garbage")
+    except PrincipalDeserializationError as error:
+        expect("garbage refused with Kafka's error code", error.code, 97)
+    else:
+        raise SystemExit("demo: garbage principal bytes were accepted")
+
+
 def restart(config: dict[str, str]) -> KafkaSecurity:
     step("Restart: the ACLs come back from SQLite")
     security = KafkaSecurity.from_config(config)
@@ -155,6 +170,7 @@ def main() -> None:
         ask(security)
         kip430(security)
         who_can(security)
+        principal_bytes(security)
         # Three identical denied requests: the audit plugin writes them as one line, count 3.
         bob = RequestContext(KafkaPrincipal.user("bob"), "10.0.0.1")
         for _ in range(3):
