@@ -136,6 +136,16 @@ class PatternEntry:
         return allow, deny
 
 
+def combined_masks(entries: Sequence[PatternEntry], principals: Sequence[str], host: str | None) -> tuple[int, int]:
+    """(allow, deny) over every applicable pattern: what one request may and may not do there."""
+    allow = deny = 0
+    for entry in entries:
+        entry_allow, entry_deny = entry.masks(principals, host)
+        allow |= entry_allow
+        deny |= entry_deny
+    return allow, deny
+
+
 class TypeIndex:
     """All patterns of one resource type: literal names, the literal ``*``, and prefixes."""
 

@@ -27,7 +27,7 @@ from kafkasec.acl import (
     supported_operations,
 )
 from kafkasec.authorizer.decision import AuthorizationDecision, Rule, RuleKind
-from kafkasec.authorizer.index import EMPTY_INDEX, AclIndex, StoredAcl, acl_masks, gc_paused, has_undominated_allow, remember
+from kafkasec.authorizer.index import EMPTY_INDEX, AclIndex, StoredAcl, acl_masks, combined_masks, gc_paused, has_undominated_allow, remember
 from kafkasec.authorizer.validation import validate_filter, validate_new_acl
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import AuthorizerNotReadyError, KafkaError
@@ -220,12 +220,7 @@ class StandardAuthorizer:
         entries = [] if type_index is None else type_index.matching_entries(resource_pattern.name)
         if not entries:
             return supported if self.allow_everyone_if_no_acl_found else frozenset()
-        keys = self.principal_keys(context, own)
-        allow = deny = 0
-        for entry in entries:
-            entry_allow, entry_deny = entry.masks(keys, context.client_address)
-            allow |= entry_allow
-            deny |= entry_deny
+        allow, deny = combined_masks(entries, self.principal_keys(context, own), context.client_address)
         return operations_in_mask(resource_pattern.resource_type, allow & ~deny)
 
     def authorize_by_resource_type(
@@ -285,11 +280,12 @@ class StandardAuthorizer:
             return [AuthorizationDecision(action, ALLOWED, rule) for action in actions]
         keys = self.principal_keys(context, own)
         hosts = dict.fromkeys((context.client_address, WILDCARD_HOST))
-        return [self._decide_one(keys, hosts, action) for action in actions]
+        types = self._index.types  # one snapshot for the whole batch, as authorize() reads
+        return [self._decide_one(types, keys, hosts, action) for action in actions]
 
-    def _decide_one(self, keys, hosts, action: Action) -> AuthorizationDecision:
+    def _decide_one(self, types, keys, hosts, action: Action) -> AuthorizationDecision:
         pattern = action.resource_pattern
-        type_index = self._index.types.get(pattern.resource_type)
+        type_index = types.get(pattern.resource_type)
         entries = [] if type_index is None else type_index.matching_entries(pattern.name)
         if not entries:
             result = ALLOWED if self.allow_everyone_if_no_acl_found else DENIED
@@ -297,12 +293,7 @@ class StandardAuthorizer:
         # The answer comes from the same bitmasks as authorize(); only then is the ACL that
         # gave it looked up, and only among the entries of the deciding permission.
         bit = 1 << action.operation
-        host = next(iter(hosts))
-        allow = deny = 0
-        for entry in entries:
-            entry_allow, entry_deny = entry.masks(keys, host)
-            allow |= entry_allow
-            deny |= entry_deny
+        allow, deny = combined_masks(entries, keys, next(iter(hosts)))
         if deny & bit:
             return AuthorizationDecision(action, DENIED, Rule(RuleKind.DENY_ACL, _deciding_acl(entries, keys, hosts, bit, 1)))
         if allow & bit:
@@ -327,11 +318,7 @@ class StandardAuthorizer:
             return tuple(grantees)
 
         def allowed(keys, host):
-            allow = deny = 0
-            for entry in entries:
-                entry_allow, entry_deny = entry.masks(keys, host)
-                allow |= entry_allow
-                deny |= entry_deny
+            allow, deny = combined_masks(entries, keys, host)
             return bool(allow & bit) and not deny & bit
 
         named = sorted(
