@@ -52,7 +52,9 @@ class RequestContext:
     """The request being authorized: who sends it, from where, over which listener.
 
     ``forwarding_principal`` is KIP-590's: set when another broker forwarded this request in an
-    envelope on the client's behalf (the principal here is then the original client's).
+    envelope on the client's behalf (the principal and address here are then the original
+    client's); ``forwarding_address`` is that broker's own address, for policies that trust
+    forwarded requests only from some networks.
     """
 
     principal: KafkaPrincipal = field(validator=_principal)
@@ -65,6 +67,9 @@ class RequestContext:
     correlation_id: int = field(default=0, validator=validators.instance_of(int))
     forwarding_principal: KafkaPrincipal | None = field(
         default=None, validator=validators.optional(_principal)
+    )
+    forwarding_address: str | None = field(
+        default=None, converter=lambda value: None if value is None else java_host_address(value)
     )
 
     @classmethod

@@ -43,6 +43,18 @@ def kafkasec_state_store(security, path):
 
 
 @hookspec(firstresult=True)
+def kafkasec_build_principal(security, context):
+    """Kafka's KafkaPrincipalBuilder: the principal of a connection that has authenticated.
+
+    ``context`` is a PlaintextAuthenticationContext, SslAuthenticationContext or
+    SaslAuthenticationContext (``kafkasec.authentication``). Return a KafkaPrincipal, or None
+    for "not mine"; the built-in DefaultPrincipalBuilder (Kafka's rules) answers last. As in
+    Kafka, the facade marks the principal of a SCRAM delegation-token login
+    ``token_authenticated`` after this hook, whichever plugin built it.
+    """
+
+
+@hookspec(firstresult=True)
 def kafkasec_serialize_principal(security, principal):
     """KIP-590's KafkaPrincipalSerde, writing: the bytes that carry ``principal`` in an envelope.
 

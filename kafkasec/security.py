@@ -6,7 +6,11 @@ question through the hooks, so a plugin can change any answer and audit sees eve
 
 from __future__ import annotations
 
+import threading
+from collections import Counter
 from typing import Iterable, Mapping, Sequence
+
+from attrs import evolve
 
 from kafkasec.acl import (
     AclBinding,
@@ -71,6 +75,8 @@ class KafkaSecurity:
     ):
         self.config = dict(config or {})
         self.plugin_state: dict[str, object] = {}
+        self._forwarded: Counter[str] = Counter()
+        self._forwarded_lock = threading.Lock()
         self._instance_plugins: list[str] = []
         self.plugin_manager = plugin_manager or make_plugin_manager(plugins=plugins)
         hook = self.plugin_manager.hook
@@ -175,6 +181,20 @@ class KafkaSecurity:
 
     # ------------------------------------------------------------------ principals
 
+    def build_principal(self, context) -> KafkaPrincipal:
+        """The principal of an authenticated connection (``kafkasec_build_principal``), from an
+        authentication context of ``kafkasec.authentication``.
+
+        As Kafka's SaslServerAuthenticator does, a SCRAM login with a delegation token gives a
+        principal marked ``token_authenticated``, whichever plugin built it.
+        """
+        principal = self._hook.kafkasec_build_principal(security=self, context=context)
+        if principal is None:
+            raise ValueError(f"no plugin built a principal for {context!r}")
+        if getattr(context, "token_authenticated", False) and not principal.token_authenticated:
+            principal = evolve(principal, token_authenticated=True)
+        return principal
+
     def serialize_principal(self, principal: KafkaPrincipal) -> bytes:
         """The bytes that carry ``principal`` in a KIP-590 envelope (through the serde hooks)."""
         if not isinstance(principal, KafkaPrincipal):
@@ -198,6 +218,19 @@ class KafkaSecurity:
         if principal is None:
             raise PrincipalDeserializationError("no plugin could read the principal data")
         return principal
+
+    # ------------------------------------------------------------------ forwarding (KIP-590)
+
+    def record_forwarded(self, client_id: str) -> None:
+        """Count one request forwarded to the controller for ``client_id``."""
+        with self._forwarded_lock:
+            self._forwarded[client_id] += 1
+
+    def forwarded_requests(self) -> dict[str, int]:
+        """Requests this node forwarded to the controller, per client id (Kafka's
+        NumRequestsForwardingToControllerPerSec, as a running count)."""
+        with self._forwarded_lock:
+            return dict(self._forwarded)
 
     # ------------------------------------------------------------------ ACL management
 

@@ -1,0 +1,177 @@
+"""CreateAcls, DeleteAcls and DescribeAcls as a broker or controller answers them (Kafka's AclApis).
+
+Each handler takes the request body (a kio dataclass, see :mod:`kafkasec.wire`), its version
+and the RequestContext, authorizes through the facade, and returns the response body. The
+caller needs ALTER on the cluster to create or delete ACLs and DESCRIBE to list them, else the
+whole request is answered CLUSTER_AUTHORIZATION_FAILED (31). An ACL the wire carries with a
+code we do not know is answered INVALID_REQUEST for that ACL alone.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from kafkasec import wire
+from kafkasec.acl import (
+    AccessControlEntry,
+    AccessControlEntryFilter,
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    ResourcePattern,
+    ResourcePatternFilter,
+)
+from kafkasec.context import Action, AuthorizationResult, RequestContext
+from kafkasec.errors import InvalidRequestError, KafkaError, KafkaErrorCode
+from kafkasec.forwardable import CLUSTER, FORWARDABLE_APIS
+
+CREATE_ACLS, DELETE_ACLS, DESCRIBE_ACLS = 30, 31, 29
+
+
+def _cluster_allowed(security, context: RequestContext, operation: AclOperation) -> bool:
+    return security.authorize(context, [Action(operation, CLUSTER)])[0] is AuthorizationResult.ALLOWED
+
+
+def _error_fields(error: KafkaError | None) -> dict:
+    if error is None:
+        return {"error_code": wire.error_code(0), "error_message": None}
+    return {"error_code": wire.error_code(error.code), "error_message": error.message}
+
+
+def _invalid(error: Exception) -> InvalidRequestError:
+    return InvalidRequestError(f"Invalid ACL: {error}")
+
+
+def _binding(creation) -> AclBinding:
+    return AclBinding(
+        ResourcePattern(creation.resource_type, creation.resource_name, getattr(creation, "resource_pattern_type", 3)),
+        AccessControlEntry(creation.principal, creation.host, creation.operation, creation.permission_type),
+    )
+
+
+def _filter(wire_filter) -> AclBindingFilter:
+    return AclBindingFilter(
+        ResourcePatternFilter(
+            wire_filter.resource_type_filter,
+            wire_filter.resource_name_filter,
+            getattr(wire_filter, "pattern_type_filter", 3),
+        ),
+        AccessControlEntryFilter(
+            wire_filter.principal_filter, wire_filter.host_filter, wire_filter.operation, wire_filter.permission_type
+        ),
+    )
+
+
+def handle_create_acls(security, context: RequestContext, body, version: int):
+    """The CreateAclsResponse for ``body``: one result per creation, in order."""
+    api = FORWARDABLE_APIS[CREATE_ACLS]
+    if not _cluster_allowed(security, context, AclOperation.ALTER):
+        code = KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return api.error_response(body, version, code, code.message)
+    errors: dict[int, KafkaError] = {}
+    valid: list[tuple[int, AclBinding]] = []
+    for index, creation in enumerate(body.creations):
+        try:
+            valid.append((index, _binding(creation)))
+        except (TypeError, ValueError) as error:
+            errors[index] = _invalid(error)
+    for (index, _), result in zip(valid, security.create_acls([binding for _, binding in valid])):
+        if result.error is not None:
+            errors[index] = result.error
+    response_type = wire.response_schema(CREATE_ACLS, version)
+    result_type = wire.item_type(response_type, "results")
+    results = tuple(
+        wire.build(result_type, **_error_fields(errors.get(index))) for index in range(len(body.creations))
+    )
+    return wire.build(response_type, results=results)
+
+
+def handle_delete_acls(security, context: RequestContext, body, version: int):
+    """The DeleteAclsResponse for ``body``: per filter, the ACLs it deleted."""
+    api = FORWARDABLE_APIS[DELETE_ACLS]
+    if not _cluster_allowed(security, context, AclOperation.ALTER):
+        code = KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return api.error_response(body, version, code, code.message)
+    response_type = wire.response_schema(DELETE_ACLS, version)
+    result_type = wire.item_type(response_type, "filter_results")
+    matching_type = wire.item_type(result_type, "matching_acls")
+    errors: dict[int, KafkaError] = {}
+    valid: list[tuple[int, AclBindingFilter]] = []
+    for index, wire_filter in enumerate(body.filters):
+        try:
+            valid.append((index, _filter(wire_filter)))
+        except (TypeError, ValueError) as error:
+            errors[index] = _invalid(error)
+    deleted = {}
+    for (index, _), result in zip(valid, security.delete_acls([acl_filter for _, acl_filter in valid])):
+        if result.error is not None:
+            errors[index] = result.error
+        else:
+            deleted[index] = result.bindings
+    results = []
+    for index in range(len(body.filters)):
+        matching = tuple(
+            wire.build(
+                matching_type,
+                error_code=wire.error_code(0),
+                error_message=None,
+                resource_type=int(binding.pattern.resource_type),
+                resource_name=binding.pattern.name,
+                pattern_type=int(binding.pattern.pattern_type),
+                principal=binding.entry.principal,
+                host=binding.entry.host,
+                operation=int(binding.entry.operation),
+                permission_type=int(binding.entry.permission_type),
+            )
+            for binding in deleted.get(index, ())
+        )
+        results.append(wire.build(result_type, matching_acls=matching, **_error_fields(errors.get(index))))
+    return wire.build(response_type, filter_results=tuple(results))
+
+
+def handle_describe_acls(security, context: RequestContext, body, version: int):
+    """The DescribeAclsResponse for ``body``: matching ACLs grouped by resource pattern."""
+    response_type = wire.response_schema(DESCRIBE_ACLS, version)
+    if not _cluster_allowed(security, context, AclOperation.DESCRIBE):
+        code = KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return wire.build(response_type, error_code=wire.error_code(code), error_message=code.message)
+    try:
+        acl_filter = AclBindingFilter(
+            ResourcePatternFilter(body.resource_type_filter, body.resource_name_filter, getattr(body, "pattern_type_filter", 3)),
+            AccessControlEntryFilter(body.principal_filter, body.host_filter, body.operation, body.permission_type),
+        )
+    except (TypeError, ValueError) as error:
+        return wire.build(response_type, **_error_fields(_invalid(error)))
+    resource_type = wire.item_type(response_type, "resources")
+    acl_type = wire.item_type(resource_type, "acls")
+    grouped: dict[ResourcePattern, list[AclBinding]] = defaultdict(list)
+    for binding in security.acls(acl_filter):
+        grouped[binding.pattern].append(binding)
+    resources = tuple(
+        wire.build(
+            resource_type,
+            resource_type=int(pattern.resource_type),
+            resource_name=pattern.name,
+            pattern_type=int(pattern.pattern_type),
+            acls=tuple(
+                wire.build(
+                    acl_type,
+                    principal=binding.entry.principal,
+                    host=binding.entry.host,
+                    operation=int(binding.entry.operation),
+                    permission_type=int(binding.entry.permission_type),
+                )
+                for binding in bindings
+            ),
+        )
+        for pattern, bindings in grouped.items()
+    )
+    return wire.build(response_type, error_code=wire.error_code(0), error_message=None, resources=resources)
+
+
+HANDLERS = {
+    CREATE_ACLS: handle_create_acls,
+    DELETE_ACLS: handle_delete_acls,
+    DESCRIBE_ACLS: handle_describe_acls,
+}
+"""API key -> handler(security, context, body, version) -> response body."""

@@ -1,0 +1,325 @@
+"""KIP-590 request forwarding, sans I/O: a broker wraps an admin request in an envelope for the
+controller, and the controller opens it and answers as if the client had come to it.
+
+Forwarding side, one :class:`ForwardingExchange` per client request::
+
+    exchange = ForwardingExchange(security, context, request_frame, now_ms=now)
+    while exchange.state is not ForwardingState.DONE:
+        envelope = exchange.send_envelope(now_ms=now)       # None once the deadline has passed
+        if envelope is not None:
+            ...send it to the current controller, then one of:
+            exchange.receive_envelope_response(frame, now_ms=now)
+            exchange.connection_lost(now_ms=now)
+    reply exchange.client_response to the client (None: close its connection)
+
+Receiving side: :func:`open_envelope` checks the envelope as Kafka's broker does and yields the
+inner request with its own RequestContext; the broker handles it as usual and wraps the answer
+with :meth:`OpenedEnvelope.respond`.
+
+No socket here: frames are bytes (header and body, without the size prefix), times are
+milliseconds the caller passes in. A call made in the wrong state raises ForwardingStateError.
+"""
+
+from __future__ import annotations
+
+import enum
+import ipaddress
+from typing import Iterable
+
+from attrs import frozen
+
+from kafkasec import wire
+from kafkasec.acl import AclOperation
+from kafkasec.context import Action, AuthorizationResult, RequestContext
+from kafkasec.errors import InvalidRequestError, KafkaError, KafkaErrorCode
+from kafkasec.forwardable import CLUSTER, FORWARDABLE_APIS
+
+ENVELOPE_API_KEY = 58
+ENVELOPE_VERSION = 0
+DEFAULT_TIMEOUT_MS = 30_000
+"""How long a broker keeps retrying a forwarded request (Kafka: request.timeout.ms)."""
+
+INTER_BROKER_LISTENER_NAME = "inter.broker.listener.name"
+CONTROLLER_LISTENER_NAMES = "controller.listener.names"
+
+
+class ForwardingStateError(ValueError):
+    """A ForwardingExchange method was called in a state where it makes no sense."""
+
+
+class ForwardingState(enum.Enum):
+    READY_TO_SEND = "READY_TO_SEND"  # an envelope is due to the (current) controller
+    AWAITING_RESPONSE = "AWAITING_RESPONSE"  # an envelope is out; its answer is due
+    DONE = "DONE"  # client_response holds the answer (None: close the client's connection)
+
+
+_S = ForwardingState
+_TRANSITIONS = {
+    ("send_envelope", _S.READY_TO_SEND): {_S.AWAITING_RESPONSE, _S.DONE},
+    ("receive_envelope_response", _S.AWAITING_RESPONSE): {_S.READY_TO_SEND, _S.DONE},
+    ("connection_lost", _S.AWAITING_RESPONSE): {_S.READY_TO_SEND, _S.DONE},
+}
+"""(method, state it may be called in) -> the states it may lead to."""
+
+
+def _envelope_types():
+    return wire.request_schema(ENVELOPE_API_KEY, ENVELOPE_VERSION), wire.response_schema(ENVELOPE_API_KEY, ENVELOPE_VERSION)
+
+
+def address_bytes(address: str) -> bytes:
+    """A client address as the envelope carries it: 4 or 16 raw bytes (Java's getAddress())."""
+    return ipaddress.ip_address(address.split("%", 1)[0]).packed
+
+
+def address_from_bytes(data: bytes) -> str:
+    """The client address an envelope carries; INVALID_REQUEST unless it is 4 or 16 bytes."""
+    if len(data) not in (4, 16):
+        raise InvalidRequestError(f"Failed to parse client address from envelope: {len(data)} bytes")
+    return str(ipaddress.ip_address(bytes(data)))
+
+
+class ForwardingExchange:
+    """One client request on its way to the controller and back (the forwarding broker's side).
+
+    ``request_frame`` is the client's request (header and body). It is authorized here first:
+    what the client may not touch is answered locally and merged back into the controller's
+    answer; a request refused as a whole never leaves the broker (state DONE at once).
+    """
+
+    def __init__(
+        self,
+        security,
+        context: RequestContext,
+        request_frame: bytes,
+        *,
+        now_ms: int,
+        timeout_ms: int = DEFAULT_TIMEOUT_MS,
+        envelope_client_id: str = "kafkasec-forwarding",
+    ):
+        if timeout_ms < 0:
+            raise ValueError(f"timeout_ms must be >= 0, not {timeout_ms}")
+        self.security = security
+        self.context = context
+        self.request = wire.decode_request(request_frame)
+        self.api = FORWARDABLE_APIS.get(self.request.api_key)
+        if self.api is None:
+            raise ValueError(f"API key {self.request.api_key} is not forwardable (KIP-590)")
+        self.deadline_ms = now_ms + timeout_ms
+        self.envelope_client_id = envelope_client_id
+        self.attempts = 0
+        self.client_response: bytes | None = None
+        self._correlation_id = int(self.request.header.correlation_id)
+
+        screening = self.api.screen(security, context, self.request.body, self.request.api_version)
+        self._merge = screening.merge
+        self._screened = screening.forward is not self.request.body
+        if screening.forward is None:
+            self._finish_with(screening.local_response)
+            return
+        self._inner_frame = (
+            wire.encode(self.request.header) + wire.encode(screening.forward) if self._screened else bytes(request_frame)
+        )
+        self._principal = security.serialize_principal(context.principal)
+        self.state = ForwardingState.READY_TO_SEND
+
+    def _move(self, method: str, new_state: ForwardingState) -> None:
+        allowed = _TRANSITIONS.get((method, self.state))
+        if allowed is None:
+            raise ForwardingStateError(f"{method}() cannot be called in state {self.state.name}")
+        assert new_state in allowed, (method, self.state, new_state)
+        self.state = new_state
+
+    def _check_state(self, method: str) -> None:
+        if (method, self.state) not in _TRANSITIONS:
+            raise ForwardingStateError(f"{method}() cannot be called in state {self.state.name}")
+
+    def _finish_with(self, body) -> None:
+        self.client_response = None if body is None else wire.encode_response(body, correlation_id=self._correlation_id)
+        self.state = ForwardingState.DONE
+
+    def _fail(self, method: str, code: KafkaErrorCode, message: str | None = None) -> None:
+        self._check_state(method)
+        body = self.api.error_response(self.request.body, self.request.api_version, code, message or code.message)
+        self._finish_with(body)
+
+    def send_envelope(self, *, now_ms: int, correlation_id: int = 0) -> bytes | None:
+        """The envelope frame to send to the controller now, or None when the deadline has
+        passed (then the client's answer is REQUEST_TIMED_OUT, as Kafka's onTimeout gives)."""
+        self._check_state("send_envelope")
+        if now_ms >= self.deadline_ms:
+            self._fail("send_envelope", KafkaErrorCode.REQUEST_TIMED_OUT)
+            return None
+        if self.attempts == 0:
+            self.security.record_forwarded(self.context.client_id)
+        self.attempts += 1
+        envelope_type, _ = _envelope_types()
+        envelope = envelope_type(
+            request_data=self._inner_frame,
+            request_principal=self._principal,
+            client_host_address=address_bytes(self.context.client_address),
+        )
+        self._move("send_envelope", ForwardingState.AWAITING_RESPONSE)
+        return wire.encode_request(envelope, correlation_id=correlation_id, client_id=self.envelope_client_id)
+
+    def receive_envelope_response(self, frame: bytes, *, now_ms: int) -> None:
+        """The controller's answer to the envelope last sent."""
+        self._check_state("receive_envelope_response")
+        try:
+            _, envelope = wire.decode_response(frame, ENVELOPE_API_KEY, ENVELOPE_VERSION)
+        except KafkaError:
+            self._fail("receive_envelope_response", KafkaErrorCode.UNKNOWN_SERVER_ERROR)
+            return
+        code = int(envelope.error_code)
+        if code == KafkaErrorCode.NOT_CONTROLLER:
+            # The controller moved: the broker finds the new one and sends again, until the deadline.
+            self._retry("receive_envelope_response", now_ms)
+        elif code == KafkaErrorCode.UNSUPPORTED_VERSION:
+            # Kafka closes the client's connection so that it re-reads the API versions.
+            self._finish_with(None)
+        elif code != 0 or envelope.response_data is None:
+            # A broken envelope means broker misconfiguration (e.g. no principal serde on the
+            # controller): the client learns that something is wrong, not a code it cannot expect.
+            self._fail("receive_envelope_response", KafkaErrorCode.UNKNOWN_SERVER_ERROR)
+        elif not self._screened:
+            self.client_response = bytes(envelope.response_data)
+            self.state = ForwardingState.DONE
+        else:
+            try:
+                _, inner = wire.decode_response(envelope.response_data, self.request.api_key, self.request.api_version)
+            except KafkaError:
+                self._fail("receive_envelope_response", KafkaErrorCode.UNKNOWN_SERVER_ERROR)
+                return
+            self._finish_with(self._merge(inner))
+
+    def connection_lost(self, *, now_ms: int) -> None:
+        """The connection to the controller broke before its answer came: send again."""
+        self._check_state("connection_lost")
+        self._retry("connection_lost", now_ms)
+
+    def _retry(self, method: str, now_ms: int) -> None:
+        if now_ms >= self.deadline_ms:
+            self._fail(method, KafkaErrorCode.REQUEST_TIMED_OUT)
+        else:
+            self._move(method, ForwardingState.READY_TO_SEND)
+
+
+# ---------------------------------------------------------------------------------------------
+# The receiving (controller) side.
+
+
+class EnvelopeAction(enum.Enum):
+    HANDLE = "HANDLE"  # handle ``request`` with ``context``, then send ``respond(answer)``
+    RESPOND = "RESPOND"  # send ``response`` (an envelope error) as is
+    CLOSE_CONNECTION = "CLOSE_CONNECTION"  # Kafka closes a connection that sends an envelope here
+
+
+@frozen
+class OpenedEnvelope:
+    """What to do with a received envelope; see :func:`open_envelope`."""
+
+    action: EnvelopeAction
+    correlation_id: int
+    reason: str = ""
+    response: bytes | None = None
+    request: wire.Request | None = None
+    context: RequestContext | None = None
+    error: KafkaError | None = None
+
+    def respond(self, inner_response_frame: bytes) -> bytes:
+        """The envelope response frame carrying the inner request's response frame."""
+        if self.action is not EnvelopeAction.HANDLE:
+            raise ValueError(f"only a HANDLE envelope is answered with respond(), not {self.action.name}")
+        _, envelope_response_type = _envelope_types()
+        body = envelope_response_type(response_data=bytes(inner_response_frame), error_code=wire.error_code(0))
+        return wire.encode_response(body, correlation_id=self.correlation_id)
+
+
+def privileged_listeners(config) -> frozenset[str]:
+    """The listeners that may carry envelopes: the inter-broker listener and the controller
+    listeners (Kafka: inter.broker.listener.name, default PLAINTEXT; controller.listener.names)."""
+    names = {str(config.get(INTER_BROKER_LISTENER_NAME, "PLAINTEXT")).strip()}
+    names.update(part.strip() for part in str(config.get(CONTROLLER_LISTENER_NAMES, "")).split(",") if part.strip())
+    return frozenset(names)
+
+
+def _envelope_error(correlation_id: int, error: KafkaError) -> OpenedEnvelope:
+    _, envelope_response_type = _envelope_types()
+    body = envelope_response_type(response_data=None, error_code=wire.error_code(error.code))
+    return OpenedEnvelope(
+        EnvelopeAction.RESPOND,
+        correlation_id,
+        reason=str(error),
+        response=wire.encode_response(body, correlation_id=correlation_id),
+        error=error,
+    )
+
+
+def open_envelope(
+    security,
+    context: RequestContext,
+    envelope_frame: bytes,
+    *,
+    is_active_controller: bool,
+    listeners: Iterable[str] | None = None,
+) -> OpenedEnvelope:
+    """Check a received envelope in Kafka's order and open it.
+
+    ``context`` is the envelope's own connection (the forwarding broker's principal, address
+    and listener). ``listeners`` are the privileged listeners (default: from the security's
+    config, see :func:`privileged_listeners`). In Kafka's order: an envelope on another
+    listener closes the connection; the forwarding broker needs CLUSTER_ACTION on the cluster
+    (else CLUSTER_AUTHORIZATION_FAILED); a node that is not the active controller answers
+    NOT_CONTROLLER; then the principal must deserialize (else PRINCIPAL_DESERIALIZATION_FAILURE),
+    the client address must be 4 or 16 bytes and the inner request readable and forwardable
+    (else INVALID_REQUEST). The inner context has the client's principal and address, the
+    envelope's listener, and ``forwarding_principal``/``forwarding_address`` of the broker.
+    """
+    envelope_request = wire.decode_request(envelope_frame)
+    correlation_id = int(envelope_request.header.correlation_id)
+    if envelope_request.api_key != ENVELOPE_API_KEY:
+        raise ValueError(f"not an envelope: API key {envelope_request.api_key}")
+    allowed = privileged_listeners(security.config) if listeners is None else frozenset(listeners)
+    if context.listener_name not in allowed:
+        return OpenedEnvelope(
+            EnvelopeAction.CLOSE_CONNECTION,
+            correlation_id,
+            reason=(
+                f"an Envelope request arrived on listener {context.listener_name}; envelopes are only "
+                f"accepted on {', '.join(sorted(allowed))}"
+            ),
+        )
+    cluster_action = Action(AclOperation.CLUSTER_ACTION, CLUSTER)
+    if security.authorize(context, [cluster_action])[0] is not AuthorizationResult.ALLOWED:
+        return _envelope_error(
+            correlation_id,
+            KafkaError.for_code(
+                KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                f"Principal {context.principal} does not have required CLUSTER_ACTION for envelope",
+            ),
+        )
+    if not is_active_controller:
+        return _envelope_error(
+            correlation_id, KafkaError.for_code(KafkaErrorCode.NOT_CONTROLLER, "This node is not the active controller")
+        )
+    envelope = envelope_request.body
+    try:
+        principal = security.deserialize_principal(envelope.request_principal or b"")
+        client_address = address_from_bytes(envelope.client_host_address)
+        inner = wire.decode_request(envelope.request_data)
+        if inner.api_key not in FORWARDABLE_APIS:
+            raise InvalidRequestError(f"API key {inner.api_key} is not enabled or is not eligible for forwarding")
+    except KafkaError as error:
+        return _envelope_error(correlation_id, error)
+    inner_context = RequestContext(
+        principal,
+        client_address,
+        listener_name=context.listener_name,
+        security_protocol=context.security_protocol,
+        request_type=inner.api_key,
+        request_version=inner.api_version,
+        client_id=inner.header.client_id or "",
+        correlation_id=int(inner.header.correlation_id),
+        forwarding_principal=context.principal,
+        forwarding_address=context.client_address,
+    )
+    return OpenedEnvelope(EnvelopeAction.HANDLE, correlation_id, request=inner, context=inner_context)

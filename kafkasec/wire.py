@@ -1,0 +1,205 @@
+"""Kafka's wire format for requests and responses: one thin codec over kio (the ``wire`` extra).
+
+Everything else in kafkasec that touches bytes on the wire goes through these functions, so
+the choice of kio (pinned in pyproject.toml) stays in this module. Frames here are what follows
+the int32 size prefix: a header, then the body. Which header version an API uses follows
+Kafka's rule: a flexible request has header v2 (else v1), a flexible response header v1 (else
+v0), except that an ApiVersions response always has header v0 so that any client can read it.
+
+Bytes we cannot read raise InvalidRequestError (42); an API or version we have no schema for
+raises UnsupportedVersionError (35). Bytes after a request body are ignored, as Kafka's
+brokers do (librdkafka sends some).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import io
+import typing
+import uuid
+
+try:
+    from kio.index import KioIndexError, load_request_schema, load_response_schema
+    from kio.schema.errors import ErrorCode
+    from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
+    from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
+    from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeaderV0
+    from kio.schema.response_header.v1.header import ResponseHeader as ResponseHeaderV1
+    from kio.serial import entity_reader, entity_writer
+except ImportError as error:  # pragma: no cover - depends on how kafkasec was installed
+    raise ImportError(
+        "kafkasec.wire needs the 'wire' extra: pip install 'kafkasec[wire]'"
+    ) from error
+
+from kafkasec.errors import InvalidRequestError, KafkaError, KafkaErrorCode
+
+API_VERSIONS = 18
+
+
+class UnsupportedVersionError(KafkaError):
+    default_error_code = KafkaErrorCode.UNSUPPORTED_VERSION
+
+
+RequestHeader = typing.Union[RequestHeaderV1, RequestHeaderV2]
+
+
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """A request read off the wire: its header and its body (a kio dataclass)."""
+
+    header: RequestHeader
+    body: typing.Any
+
+    @property
+    def api_key(self) -> int:
+        return int(self.header.request_api_key)
+
+    @property
+    def api_version(self) -> int:
+        return int(self.header.request_api_version)
+
+
+def request_schema(api_key: int, version: int) -> type:
+    """The kio class of a request body; UnsupportedVersionError when kio has none."""
+    try:
+        return load_request_schema(api_key, version)
+    except KioIndexError:
+        raise UnsupportedVersionError(f"no request schema for API key {api_key} version {version}") from None
+
+
+def response_schema(api_key: int, version: int) -> type:
+    """The kio class of a response body; UnsupportedVersionError when kio has none."""
+    try:
+        return load_response_schema(api_key, version)
+    except KioIndexError:
+        raise UnsupportedVersionError(f"no response schema for API key {api_key} version {version}") from None
+
+
+def encode(entity) -> bytes:
+    """One kio entity (a header or a body) as bytes."""
+    buffer = io.BytesIO()
+    entity_writer(type(entity))(buffer, entity)
+    return buffer.getvalue()
+
+
+def _read(entity_type: type, data: bytes, offset: int, what: str):
+    try:
+        return entity_reader(entity_type)(data, offset)
+    except Exception as error:  # kio raises its DecodeError, ValueError or UnicodeDecodeError
+        raise InvalidRequestError(f"could not read {what}: {error}") from None
+
+
+def peek_api(data: bytes) -> tuple[int, int]:
+    """The API key and version at the start of a request frame."""
+    if len(data) < 4:
+        raise InvalidRequestError(f"a request header needs at least 4 bytes, got {len(data)}")
+    return int.from_bytes(data[0:2], "big", signed=True), int.from_bytes(data[2:4], "big", signed=True)
+
+
+def decode_request(data: bytes) -> Request:
+    """A request frame (header and body) as a :class:`Request`."""
+    data = bytes(data)
+    api_key, version = peek_api(data)
+    schema = request_schema(api_key, version)
+    header_type = RequestHeaderV2 if schema.__flexible__ else RequestHeaderV1
+    header, size = _read(header_type, data, 0, "the request header")
+    body, _ = _read(schema, data, size, f"the body of a request with API key {api_key} v{version}")
+    return Request(header, body)
+
+
+def encode_request(body, *, correlation_id: int, client_id: str | None) -> bytes:
+    """A request frame for ``body`` with a header of the version its API uses."""
+    header_type = RequestHeaderV2 if body.__flexible__ else RequestHeaderV1
+    header = header_type(
+        request_api_key=body.__api_key__,
+        request_api_version=body.__version__,
+        correlation_id=correlation_id,
+        client_id=client_id,
+    )
+    return encode(header) + encode(body)
+
+
+def _response_header_type(schema: type) -> type:
+    if schema.__api_key__ == API_VERSIONS or not schema.__flexible__:
+        return ResponseHeaderV0
+    return ResponseHeaderV1
+
+
+def decode_response(data: bytes, api_key: int, version: int):
+    """A response frame to a request of ``api_key`` v``version``: (correlation id, body)."""
+    data = bytes(data)
+    schema = response_schema(api_key, version)
+    header, size = _read(_response_header_type(schema), data, 0, "the response header")
+    body, _ = _read(schema, data, size, f"the body of a response with API key {api_key} v{version}")
+    return int(header.correlation_id), body
+
+
+def encode_response(body, *, correlation_id: int) -> bytes:
+    """A response frame for ``body``, with the header version its API and version use."""
+    header = _response_header_type(type(body))(correlation_id=correlation_id)
+    return encode(header) + encode(body)
+
+
+# Zero values for building error responses: Kafka's getErrorResponse leaves every field it does
+# not set at its schema default, which kio carries as a dataclass default; the rest are zeros.
+_ZEROS = {
+    "int8": 0,
+    "int16": 0,
+    "int32": 0,
+    "int64": 0,
+    "uint16": 0,
+    "uint32": 0,
+    "float64": 0.0,
+    "bool": False,
+    "string": "",
+    "bytes": b"",
+    "records": None,
+    "uuid": uuid.UUID(int=0),
+    "error_code": ErrorCode.none,
+    "timedelta_i32": datetime.timedelta(0),
+    "timedelta_i64": datetime.timedelta(0),
+    "datetime_i64": datetime.datetime.fromtimestamp(0, datetime.timezone.utc),
+}
+
+
+def build(entity_type: type, **values):
+    """An instance of a kio class with ``values``; every other field without a schema default
+    is zero (empty string, empty array, no error, no records).
+
+    Values for fields that this version of the schema does not have are dropped, as Kafka's
+    writers drop ignorable fields an older version lacks: one call serves every version.
+    """
+    names = {field.name for field in dataclasses.fields(entity_type)}
+    values = {name: value for name, value in values.items() if name in names}
+    for field in dataclasses.fields(entity_type):
+        if field.name in values or field.default is not dataclasses.MISSING:
+            continue
+        if typing.get_origin(field.type) is tuple:
+            values[field.name] = ()
+        elif "kafka_type" in field.metadata:
+            values[field.name] = _ZEROS[field.metadata["kafka_type"]]
+        elif type(None) in typing.get_args(field.type):
+            values[field.name] = None  # a nullable nested entity
+        else:
+            values[field.name] = build(field.type)
+    return entity_type(**values)
+
+
+def item_type(entity_type: type, field_name: str) -> type:
+    """The kio class of the items of an array field (or of a nested field)."""
+    for field in dataclasses.fields(entity_type):
+        if field.name == field_name:
+            if typing.get_origin(field.type) is tuple:
+                return typing.get_args(field.type)[0]
+            return next((arg for arg in typing.get_args(field.type) if arg is not type(None)), field.type)
+    raise ValueError(f"{entity_type.__name__} has no field {field_name!r}")
+
+
+def has_field(entity, field_name: str) -> bool:
+    return any(field.name == field_name for field in dataclasses.fields(entity))
+
+
+def error_code(code: int | KafkaErrorCode) -> ErrorCode:
+    """kio's ErrorCode for one of ours."""
+    return ErrorCode(int(code))

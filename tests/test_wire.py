@@ -1,0 +1,133 @@
+"""The wire codec over kio: Kafka's byte layouts for headers, envelopes and ACL requests."""
+
+import random
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from kio.schema.create_acls.v3.request import AclCreation, CreateAclsRequest
+from kio.schema.create_topics.v7.response import CreatableTopicResult, CreateTopicsResponse
+from kio.schema.envelope.v0.request import EnvelopeRequest
+from kio.schema.envelope.v0.response import EnvelopeResponse
+
+from kafkasec import wire
+from kafkasec.errors import InvalidRequestError, KafkaError
+from kafkasec.forwardable import FORWARDABLE_APIS
+
+CREATE_ACLS = CreateAclsRequest(
+    creations=(
+        AclCreation(
+            resource_type=2, resource_name="t", resource_pattern_type=3, principal="User:a", host="*",
+            operation=3, permission_type=3,
+        ),
+    )
+)
+
+
+def test_flexible_request_has_header_v2():
+    frame = wire.encode_request(CREATE_ACLS, correlation_id=5, client_id="c")
+    assert frame.hex() == (
+        "001e" "0003" "00000005" "0001" "63" "00"  # header v2: key, version, id, int16-length client id, no tags
+        "02"  # one creation (compact array: count + 1)
+        "02" "0274" "03" "07557365723a61" "022a" "03" "03" "00"  # TOPIC "t" LITERAL User:a * READ ALLOW
+        "00"
+    )
+    request = wire.decode_request(frame)
+    assert (request.api_key, request.api_version, request.header.client_id) == (30, 3, "c")
+    assert request.body == CREATE_ACLS
+
+
+def test_envelope_request_layout():
+    envelope = EnvelopeRequest(request_data=b"ab", request_principal=None, client_host_address=bytes([127, 0, 0, 1]))
+    frame = wire.encode_request(envelope, correlation_id=1, client_id=None)
+    # Header v2 with a null client id (int16 -1), then compact bytes, null, compact bytes, no tags.
+    assert frame.hex() == "003a" "0000" "00000001" "ffff" "00" "036162" "00" "057f000001" "00"
+    assert wire.decode_request(frame).body == envelope
+
+
+def test_envelope_response_layout():
+    frame = wire.encode_response(EnvelopeResponse(response_data=None, error_code=wire.error_code(41)), correlation_id=2)
+    assert frame.hex() == "00000002" "00" "00" "0029" "00"  # header v1, null data, NOT_CONTROLLER
+    assert wire.decode_response(frame, 58, 0)[1].error_code == 41
+
+
+def test_non_flexible_response_has_header_v0():
+    from kio.schema.create_acls.v1.response import CreateAclsResponse
+
+    frame = wire.encode_response(wire.build(CreateAclsResponse), correlation_id=3)
+    assert frame.hex() == "00000003" "00000000" "00000000"  # no tag byte: throttle 0, empty array
+
+
+def test_trailing_bytes_after_a_request_are_ignored():
+    frame = wire.encode_request(CREATE_ACLS, correlation_id=5, client_id="c")
+    assert wire.decode_request(frame + b"\x00\x00\x01").body == CREATE_ACLS
+
+
+def test_unknown_api_or_version_is_unsupported_version():
+    with pytest.raises(wire.UnsupportedVersionError) as raised:
+        wire.decode_request(bytes.fromhex("001e0063") + b"\x00" * 10)
+    assert raised.value.code == 35
+    with pytest.raises(wire.UnsupportedVersionError):
+        wire.response_schema(999, 0)
+
+
+def test_truncated_requests_are_invalid_request():
+    frame = wire.encode_request(CREATE_ACLS, correlation_id=5, client_id="c")
+    for end in range(len(frame) - 1):
+        with pytest.raises(KafkaError) as raised:
+            wire.decode_request(frame[:end])
+        assert raised.value.code in (42, 35)
+
+
+@given(st.binary(max_size=200))
+def test_any_bytes_decode_or_raise_a_kafka_error(data):
+    try:
+        wire.decode_request(data)
+    except KafkaError as error:
+        assert error.code in (42, 35)
+
+
+def test_mutated_envelopes_never_raise_anything_else():
+    envelope = wire.encode_request(
+        EnvelopeRequest(request_data=b"x" * 40, request_principal=b"p" * 10, client_host_address=b"\x01" * 4),
+        correlation_id=1,
+        client_id="broker",
+    )
+    rng = random.Random(7)
+    for _ in range(3000):
+        mutated = bytearray(envelope)
+        for _ in range(rng.randint(1, 4)):
+            mutated[rng.randrange(len(mutated))] = rng.randrange(256)
+        try:
+            wire.decode_request(bytes(mutated))
+        except KafkaError:
+            pass
+
+
+def test_build_fills_zeros_and_keeps_schema_defaults():
+    result = wire.build(CreatableTopicResult, name="x", error_code=wire.error_code(29))
+    assert (result.num_partitions, result.replication_factor, result.error_message) == (-1, -1, "")
+    assert wire.build(CreateTopicsResponse).topics == ()
+
+
+def test_build_drops_fields_a_version_lacks():
+    from kio.schema.create_delegation_token.v1.response import CreateDelegationTokenResponse
+
+    response = wire.build(CreateDelegationTokenResponse, token_requester_principal_name="bob", principal_name="al")
+    assert response.principal_name == "al"
+
+
+@pytest.mark.parametrize("api_key", sorted(FORWARDABLE_APIS))
+def test_every_forwardable_api_has_schemas_in_kio(api_key):
+    from kio.schema.index import schema_name_map, api_key_map
+
+    versions = schema_name_map[api_key_map[api_key]]
+    assert versions, api_key
+    for version in versions:
+        wire.request_schema(api_key, version)
+        wire.response_schema(api_key, version)
+
+
+def test_decode_errors_name_what_could_not_be_read():
+    with pytest.raises(InvalidRequestError, match="request header"):
+        wire.decode_request(b"\x00\x1e")
