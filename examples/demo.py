@@ -1,5 +1,6 @@
 """The end-to-end demo on the embedded defaults: SQLite state, the in-process authorizer, the
-reference plugins (group file, JSON-lines audit) and the `kafkasec` command.
+reference plugins (group file, JSON-lines audit), KIP-590 forwarding between two in-process
+nodes, and the `kafkasec` command.
 
 Run: python examples/demo.py [--dir DIR]   (DIR is wiped and reused; default ./demo-state)
 
@@ -127,10 +128,62 @@ def principal_bytes(security: KafkaSecurity) -> None:
         raise SystemExit("demo: garbage principal bytes were accepted")
 
 
+def forwarded_acl_change(controller: KafkaSecurity, workdir: Path) -> None:
+    step("KIP-590: a broker forwards an ACL change to the controller, which moves mid-flight")
+    from kio.schema.create_acls.v3.request import AclCreation, CreateAclsRequest
+
+    from kafkasec import wire
+    from kafkasec.acl_requests import HANDLERS
+    from kafkasec.forwarding import EnvelopeAction, ForwardingExchange, ForwardingState, open_envelope
+
+    super_users = "User:admin;User:broker-1;User:broker-2"  # as on the controller: admin is a super user
+    broker = KafkaSecurity.from_config({"super.users": super_users, "kafkasec.state.path": str(workdir / "broker.db")})
+    stale = KafkaSecurity.from_config({"super.users": super_users})
+    controller.create_acls([AclBinding.of("CLUSTER", "kafka-cluster", "LITERAL", "User:broker-1", "*",
+                                          "CLUSTER_ACTION", "ALLOW")])
+    # The broker's own copy of the cluster ACLs (in a cluster: from the metadata log).
+    broker.create_acls(controller.acls())
+
+    creation = AclCreation(resource_type=2, resource_name="payments", resource_pattern_type=3,
+                           principal="User:carol", host="*", operation=3, permission_type=3)
+    frame = wire.encode_request(CreateAclsRequest(creations=(creation,)), correlation_id=41, client_id="admin-tool")
+    from_broker = RequestContext.for_principal("User:broker-1", "10.0.0.1")
+
+    def answer(node: KafkaSecurity, envelope: bytes, active: bool) -> bytes:
+        opened = open_envelope(node, from_broker, envelope, is_active_controller=active)
+        if opened.action is EnvelopeAction.RESPOND:
+            print(f"  {'controller' if active else 'old controller'} answers: {opened.reason}")
+            return opened.response
+        print(f"  controller handles CreateAcls for {opened.context.principal} "
+              f"(from {opened.context.client_address}, forwarded by {opened.context.forwarding_principal})")
+        request = opened.request
+        body = HANDLERS[request.api_key](node, opened.context, request.body, request.api_version)
+        return opened.respond(wire.encode_response(body, correlation_id=opened.context.correlation_id))
+
+    admin = RequestContext.for_principal("User:admin", "192.168.1.20", client_id="admin-tool")
+    exchange = ForwardingExchange(broker, admin, frame, now_ms=0, timeout_ms=5_000)
+    exchange.receive_envelope_response(answer(stale, exchange.send_envelope(now_ms=0), False), now_ms=10)
+    expect("after NOT_CONTROLLER the broker sends again", exchange.state, ForwardingState.READY_TO_SEND)
+    exchange.receive_envelope_response(answer(controller, exchange.send_envelope(now_ms=20), True), now_ms=30)
+    _, response = wire.decode_response(exchange.client_response, 30, 3)
+    expect("the client's CreateAcls result", int(response.results[0].error_code), 0)
+    carol = RequestContext(KafkaPrincipal.user("carol"), "10.0.0.7")
+    expect("carol may now read payments (on the controller)",
+           controller.authorize(carol, [Action("READ", ResourcePattern("TOPIC", "payments"))]), [ALLOWED])
+
+    bob = RequestContext.for_principal("User:bob", "10.0.0.1", client_id="bob-tool")
+    refused = ForwardingExchange(broker, bob, frame, now_ms=0)
+    _, response = wire.decode_response(refused.client_response, 30, 3)
+    expect("bob's CreateAcls is refused on the broker, never forwarded", int(response.results[0].error_code), 31)
+    expect("forwarded requests per client id", broker.forwarded_requests(), {"admin-tool": 1})
+    broker.close()
+    stale.close()
+
+
 def restart(config: dict[str, str]) -> KafkaSecurity:
     step("Restart: the ACLs come back from SQLite")
     security = KafkaSecurity.from_config(config)
-    expect("ACLs after restart", len(security.acls()), 5)
+    expect("ACLs after restart", len(security.acls()), 7)
     return security
 
 
@@ -171,6 +224,7 @@ def main() -> None:
         kip430(security)
         who_can(security)
         principal_bytes(security)
+        forwarded_acl_change(security, workdir)
         # Three identical denied requests: the audit plugin writes them as one line, count 3.
         bob = RequestContext(KafkaPrincipal.user("bob"), "10.0.0.1")
         for _ in range(3):
