@@ -234,6 +234,9 @@ class OpenedEnvelope:
         return wire.encode_response(body, correlation_id=self.correlation_id)
 
 
+_CLUSTER_ACTION = Action(AclOperation.CLUSTER_ACTION, CLUSTER)
+
+
 def privileged_listeners(config) -> frozenset[str]:
     """The listeners that may carry envelopes: the inter-broker listener and the controller
     listeners (Kafka: inter.broker.listener.name, default PLAINTEXT; controller.listener.names)."""
@@ -288,8 +291,7 @@ def open_envelope(
                 f"accepted on {', '.join(sorted(allowed))}"
             ),
         )
-    cluster_action = Action(AclOperation.CLUSTER_ACTION, CLUSTER)
-    if security.authorize(context, [cluster_action])[0] is not AuthorizationResult.ALLOWED:
+    if security.authorize(context, [_CLUSTER_ACTION])[0] is not AuthorizationResult.ALLOWED:
         return _envelope_error(
             correlation_id,
             KafkaError.for_code(

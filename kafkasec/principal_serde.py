@@ -44,7 +44,11 @@ class DefaultPrincipalSerde:
     def deserialize(self, data: bytes) -> KafkaPrincipal:
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"deserialize takes bytes, not {type(data).__name__}")
-        reader = _Reader(bytes(data))
+        data = bytes(data)
+        principal = _read_short_form(data)
+        if principal is not None:
+            return principal
+        reader = _Reader(data)
         version = reader.int16()
         if version != VERSION:
             raise PrincipalDeserializationError(f"Invalid principal data version {version}")
@@ -70,6 +74,27 @@ def _unsigned_varint(value: int) -> bytes:
         value >>= 7
     out.append(value)
     return bytes(out)
+
+
+def _read_short_form(data: bytes) -> KafkaPrincipal | None:
+    """The common case in one pass: version 0, both strings under 127 bytes (one-byte varints),
+    no tagged fields. None for anything else, which the full reader then reads or refuses with
+    a precise message; this path never decides that bytes are malformed."""
+    if len(data) < 6 or data[0] or data[1]:
+        return None
+    type_end = 3 + data[2] - 1
+    if not 1 <= data[2] < 0x80 or type_end >= len(data):
+        return None
+    name_length = data[type_end]
+    name_end = type_end + name_length
+    if not 1 <= name_length < 0x80 or name_end + 2 != len(data) or data[name_end + 1]:
+        return None
+    try:
+        principal_type = data[3:type_end].decode("utf-8")
+        name = data[type_end + 1:name_end].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return KafkaPrincipal(principal_type, name, data[name_end] != 0)
 
 
 class _Reader:

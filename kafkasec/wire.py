@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import io
 import typing
 import uuid
@@ -60,6 +61,7 @@ class Request:
         return int(self.header.request_api_version)
 
 
+@functools.lru_cache(maxsize=None)
 def request_schema(api_key: int, version: int) -> type:
     """The kio class of a request body; UnsupportedVersionError when kio has none."""
     try:
@@ -68,6 +70,7 @@ def request_schema(api_key: int, version: int) -> type:
         raise UnsupportedVersionError(f"no request schema for API key {api_key} version {version}") from None
 
 
+@functools.lru_cache(maxsize=None)
 def response_schema(api_key: int, version: int) -> type:
     """The kio class of a response body; UnsupportedVersionError when kio has none."""
     try:

@@ -6,7 +6,9 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kio.schema.default_principal_data.v0 import DefaultPrincipalData
 
+from kafkasec import wire
 from kafkasec import (
     DefaultPrincipalSerde,
     KafkaErrorCode,
@@ -174,3 +176,36 @@ def test_facade_turns_any_plugin_failure_into_error_97():
         security.deserialize_principal(b"\x00\x09")
     with pytest.raises(TypeError):
         security.deserialize_principal("not bytes")
+
+
+# kio's DefaultPrincipalData is an independent implementation of the same generated schema.
+
+@given(
+    st.text(max_size=40), st.text(max_size=60), st.booleans()
+)
+def test_bytes_equal_kios_generated_default_principal_data(principal_type, name, token):
+    principal = KafkaPrincipal(principal_type, name, token)
+    kio_bytes = b"\x00\x00" + wire.encode(DefaultPrincipalData(type_=principal_type, name=name, token_authenticated=token))
+    assert DefaultPrincipalSerde().serialize(principal) == kio_bytes
+
+
+def _full_read(data):
+    from kafkasec.principal_serde import _Reader
+
+    reader = _Reader(data)
+    assert reader.int16() == 0
+    principal = KafkaPrincipal(reader.compact_string("Type"), reader.compact_string("Name"), reader.byte("t") != 0)
+    reader.skip_tagged_fields()
+    reader.end()
+    return principal
+
+
+@given(st.one_of(st.binary(max_size=40), st.builds(lambda p: DefaultPrincipalSerde().serialize(p), st.builds(
+    KafkaPrincipal, st.text(max_size=130), st.text(max_size=130), st.booleans()))))
+def test_the_short_form_path_agrees_with_the_full_reader(data):
+    from kafkasec.principal_serde import _read_short_form
+
+    short = _read_short_form(data)
+    if short is not None:
+        full = _full_read(data)
+        assert (short, short.token_authenticated) == (full, full.token_authenticated)
