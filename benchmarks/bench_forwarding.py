@@ -23,7 +23,7 @@ from kio.schema.create_acls.v3.request import AclCreation, CreateAclsRequest
 from kio.schema.default_principal_data.v0 import DefaultPrincipalData
 from kio.serial import entity_reader
 
-from kafkasec import AclBinding, DefaultPrincipalSerde, KafkaPrincipal, KafkaSecurity, RequestContext, wire
+from kafkasec import DefaultPrincipalSerde, KafkaPrincipal, KafkaSecurity, RequestContext, wire
 from kafkasec.acl_requests import HANDLERS
 from kafkasec.forwarding import ForwardingExchange, open_envelope
 

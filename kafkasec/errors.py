@@ -106,6 +106,71 @@ class PrincipalDeserializationError(KafkaError):
     default_error_code = KafkaErrorCode.PRINCIPAL_DESERIALIZATION_FAILURE
 
 
+class UnsupportedSaslMechanismError(KafkaError):
+    """A SASL mechanism the broker does not support, or an unknown SCRAM mechanism (33)."""
+
+    default_error_code = KafkaErrorCode.UNSUPPORTED_SASL_MECHANISM
+
+
+class ResourceNotFoundError(KafkaError):
+    """KIP-554: a request named a user or credential that does not exist (91)."""
+
+    default_error_code = KafkaErrorCode.RESOURCE_NOT_FOUND
+
+
+class DuplicateResourceError(KafkaError):
+    """KIP-554: a request named the same user twice (92)."""
+
+    default_error_code = KafkaErrorCode.DUPLICATE_RESOURCE
+
+
+class UnacceptableCredentialError(KafkaError):
+    """KIP-554: a credential Kafka refuses, e.g. an empty user name or too few iterations (93)."""
+
+    default_error_code = KafkaErrorCode.UNACCEPTABLE_CREDENTIAL
+
+
+class UnsupportedVersionError(KafkaError):
+    """An API version the receiver does not support (35)."""
+
+    default_error_code = KafkaErrorCode.UNSUPPORTED_VERSION
+
+
+class SaslAuthenticationError(KafkaError):
+    """The exchange failed: Kafka answers SASL_AUTHENTICATION_FAILED (58) and closes the connection.
+
+    ``message`` is what Kafka puts in the SaslAuthenticate response; ``reason`` is the server's
+    own account (Kafka's SaslException message), to log and never to send: it can tell whether
+    a user exists. ``respond`` is False for the one failure Kafka does not answer at all (a
+    proof of the wrong length, on which Kafka's server throws an unexpected exception and the
+    broker just closes the connection).
+    """
+
+    default_error_code = KafkaErrorCode.SASL_AUTHENTICATION_FAILED
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        error_code: KafkaErrorCode | int | str | None = None,
+        reason: str | None = None,
+        respond: bool = True,
+    ):
+        super().__init__(message, error_code=error_code)
+        self.reason = self.message if reason is None else reason
+        self.respond = respond
+
+
+class IllegalSaslStateError(KafkaError, ValueError):
+    """A call the exchange's state does not allow (Kafka's IllegalSaslStateException, 34).
+
+    Also a ValueError: without I/O, only the caller can make such a call. Kafka does not answer
+    it on the wire; it closes the connection.
+    """
+
+    default_error_code = KafkaErrorCode.ILLEGAL_SASL_STATE
+
+
 class AuthorizerNotReadyError(KafkaError):
     """The authorizer has not finished its initial load of ACLs.
 

@@ -43,6 +43,21 @@ def kafkasec_state_store(security, path):
 
 
 @hookspec(firstresult=True)
+def kafkasec_scram_credential_store(security):
+    """Where SCRAM credentials live: KIP-554's operations write them, the SCRAM server reads them.
+
+    Called once, right after the state store opens. Return an object with
+    ``scram_credential(user, mechanism)`` (a ScramCredential, or None when there is none),
+    ``describe_scram_credentials(users)`` (a UserScramCredentialsDescription for each of
+    ``users`` that has a credential; ``users`` None: every such user) and
+    ``apply_scram_changes(upserts, deletions)`` (``(user, mechanism, credential)`` and
+    ``(user, mechanism)`` tuples, in one transaction); or None for "not mine". The built-in
+    answers last with ``security.store`` when that is the SQLite or memory store. When nobody
+    answers, the SCRAM operations raise ValueError. Close what you open in ``kafkasec_shutdown``.
+    """
+
+
+@hookspec(firstresult=True)
 def kafkasec_build_principal(security, context):
     """Kafka's KafkaPrincipalBuilder: the principal of a connection that has authenticated.
 

@@ -23,6 +23,7 @@ DEFAULT_PLUGINS = (
     "kafkasec.store.plugin",
     "kafkasec.authorizer.plugin",
     "kafkasec.principal_serde",
+    "kafkasec.principal_builder",
 )
 
 

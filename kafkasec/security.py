@@ -26,6 +26,13 @@ from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import KafkaError, PrincipalDeserializationError
 from kafkasec.plugins import make_plugin_manager
 from kafkasec.principal import KafkaPrincipal
+from kafkasec.scram import admin as scram_admin
+from kafkasec.scram.credentials import (
+    ScramCredential,
+    ScramMechanism,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
+)
 
 SUPER_USERS = "super.users"
 ALLOW_EVERYONE_IF_NO_ACL_FOUND = "allow.everyone.if.no.acl.found"
@@ -86,6 +93,7 @@ class KafkaSecurity:
             raise ValueError(f"no plugin opened a state store for {state_path!r}")
         self._closed = False
         try:
+            self.scram_credential_store = hook.kafkasec_scram_credential_store(security=self)
             self.authorizer = StandardAuthorizer(
                 super_users, allow_everyone_if_no_acl_found, store=self.store
             )
@@ -256,6 +264,34 @@ class KafkaSecurity:
             arguments = {"security": self}
             contributed = impl.function(*(arguments[name] for name in impl.argnames))
             self.authorizer.replace_source_acls(impl.plugin_name, contributed or ())
+
+    # ------------------------------------------------------------------ SCRAM credentials (KIP-554)
+    # The rules are Kafka's (KRaft's ScramControlManager and ScramImage), in kafkasec.scram.admin;
+    # the credentials live behind the kafkasec_scram_credential_store hook.
+
+    def describe_user_scram_credentials(
+        self, users: Iterable[str] | None = None, *, context: RequestContext | None = None
+    ) -> scram_admin.DescribeUserScramCredentialsResult:
+        """The SCRAM mechanisms and iteration counts of ``users`` (None or empty: every user with
+        a credential), never a secret. With ``context``, the caller needs DESCRIBE on the cluster."""
+        self._check_open()
+        return scram_admin.describe_user_scram_credentials(self, users, context=context)
+
+    def alter_user_scram_credentials(
+        self,
+        alterations: Iterable[UserScramCredentialUpsertion | UserScramCredentialDeletion],
+        *,
+        context: RequestContext | None = None,
+    ) -> list[scram_admin.AlterUserScramCredentialsResult]:
+        """Upsert and delete credentials; one result per user, all of a user's changes or none.
+        With ``context``, the caller needs ALTER on the cluster."""
+        self._check_open()
+        return scram_admin.alter_user_scram_credentials(self, alterations, context=context)
+
+    def scram_credential(self, user: str, mechanism: ScramMechanism | str | int) -> ScramCredential | None:
+        """The credential a SCRAM login of ``user`` is checked against, or None."""
+        self._check_open()
+        return scram_admin.scram_credential(self, user, mechanism)
 
     # ------------------------------------------------------------------ lifecycle
 

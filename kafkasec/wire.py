@@ -33,13 +33,9 @@ except ImportError as error:  # pragma: no cover - depends on how kafkasec was i
         "kafkasec.wire needs the 'wire' extra: pip install 'kafkasec[wire]'"
     ) from error
 
-from kafkasec.errors import InvalidRequestError, KafkaError, KafkaErrorCode
+from kafkasec.errors import InvalidRequestError, KafkaErrorCode, UnsupportedVersionError
 
 API_VERSIONS = 18
-
-
-class UnsupportedVersionError(KafkaError):
-    default_error_code = KafkaErrorCode.UNSUPPORTED_VERSION
 
 
 RequestHeader = typing.Union[RequestHeaderV1, RequestHeaderV2]

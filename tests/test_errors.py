@@ -23,7 +23,18 @@ from kafkasec import (
 )
 from kafkasec._enums import KafkaEnum
 from kafkasec._error_table import ERROR_TABLE
-from kafkasec.errors import PrincipalDeserializationError, SecurityDisabledError, UnknownServerError
+from kafkasec.errors import (
+    DuplicateResourceError,
+    PrincipalDeserializationError,
+    ResourceNotFoundError,
+    SecurityDisabledError,
+    UnacceptableCredentialError,
+    IllegalSaslStateError,
+    SaslAuthenticationError,
+    UnknownServerError,
+    UnsupportedSaslMechanismError,
+    UnsupportedVersionError,
+)
 
 EXPECTED_NAMES = {
     -1: "UNKNOWN_SERVER_ERROR",
@@ -386,7 +397,24 @@ def test_for_code_of_97_is_the_principal_deserialization_error():
     assert type(KafkaError.for_code(97)) is PrincipalDeserializationError
 
 
-@pytest.mark.parametrize("code", [c for c in EXPECTED_NAMES if c not in (-1, 31, 42, 54, 97)])
+@pytest.mark.parametrize(
+    "code, exc_type",
+    [
+        (33, UnsupportedSaslMechanismError),
+        (34, IllegalSaslStateError),
+        (35, UnsupportedVersionError),
+        (58, SaslAuthenticationError),
+        (91, ResourceNotFoundError),
+        (92, DuplicateResourceError),
+        (93, UnacceptableCredentialError),
+    ],
+)
+def test_for_code_of_codes_with_their_own_exception(code, exc_type):
+    assert type(KafkaError.for_code(code, "m")) is exc_type
+    assert exc_type().code == code
+
+
+@pytest.mark.parametrize("code", [c for c in EXPECTED_NAMES if c not in (-1, 31, 33, 34, 35, 42, 54, 58, 91, 92, 93, 97)])
 def test_for_code_falls_back_to_kafka_error(code):
     exc = KafkaError.for_code(code)
     assert type(exc) is KafkaError

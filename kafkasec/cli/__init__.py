@@ -10,7 +10,7 @@ import sys
 from typing import Sequence
 
 from kafkasec import __version__
-from kafkasec.cli import acls, principal
+from kafkasec.cli import acls, principal, scram
 from kafkasec.cli.options import ArgumentParser, CommandError, UsageError, global_options
 from kafkasec.errors import KafkaError
 from kafkasec.store import StateError
@@ -22,13 +22,14 @@ USAGE_ERROR = 2  # the command line is wrong
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
         prog="kafkasec",
-        description="Manage and question Kafka ACLs kept in a kafkasec state file.",
+        description="Manage and question the Kafka ACLs and SCRAM credentials kept in a kafkasec state file.",
         parents=[global_options(None)],
     )
     parser.add_argument("--version", action="version", version=f"kafkasec {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     acls.register(commands)
     principal.register(commands)
+    scram.register(commands)
     return parser
 
 

@@ -1,7 +1,9 @@
 """Durable state behind one small interface: SQLite by default, in memory for tests.
 
 A store has ``load_acls()``, ``apply_acl_changes(added, removed_ids)`` (atomic) and ``close()``;
-a plugin can provide another through the ``kafkasec_state_store`` hook.
+a plugin can provide another through the ``kafkasec_state_store`` hook. The built-in stores also
+keep SCRAM credentials (``scram_credential``, ``describe_scram_credentials``,
+``apply_scram_changes``), which the ``kafkasec_scram_credential_store`` hook hands out.
 """
 
 from __future__ import annotations

@@ -6,6 +6,12 @@ import threading
 from typing import Iterable, Sequence
 
 from kafkasec.acl import AclBinding
+from kafkasec.scram.credentials import (
+    ScramCredential,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialsDescription,
+)
 
 
 class MemoryStateStore:
@@ -16,6 +22,7 @@ class MemoryStateStore:
     def __init__(self):
         self._lock = threading.Lock()
         self._acls: dict[str, AclBinding] = {}
+        self._scram: dict[tuple[str, ScramMechanism], ScramCredential] = {}
 
     def load_acls(self) -> list[tuple[str, AclBinding]]:
         with self._lock:
@@ -31,6 +38,32 @@ class MemoryStateStore:
                     raise ValueError(f"an ACL with id {acl_id!r} is already stored")
                 acls[acl_id] = binding
             self._acls = acls
+
+    def scram_credential(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
+        with self._lock:
+            return self._scram.get((user, mechanism))
+
+    def describe_scram_credentials(self, users: Iterable[str] | None = None) -> list[UserScramCredentialsDescription]:
+        wanted = None if users is None else set(users)
+        infos: dict[str, list[ScramCredentialInfo]] = {}
+        with self._lock:
+            for (user, mechanism), credential in sorted(self._scram.items(), key=lambda item: item[0]):
+                if wanted is None or user in wanted:
+                    infos.setdefault(user, []).append(ScramCredentialInfo(mechanism, credential.iterations))
+        return [UserScramCredentialsDescription(user, user_infos) for user, user_infos in infos.items()]
+
+    def apply_scram_changes(
+        self,
+        upserts: Sequence[tuple[str, ScramMechanism, ScramCredential]],
+        deletions: Iterable[tuple[str, ScramMechanism]],
+    ) -> None:
+        with self._lock:
+            credentials = dict(self._scram)
+            for key in deletions:
+                credentials.pop(key, None)
+            for user, mechanism, credential in upserts:
+                credentials[(user, mechanism)] = credential
+            self._scram = credentials
 
     def close(self) -> None:
         pass

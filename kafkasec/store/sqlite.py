@@ -13,23 +13,45 @@ import threading
 from typing import Iterable, Sequence
 
 from kafkasec.acl import AclBinding
+from kafkasec.scram.credentials import (
+    ScramCredential,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialsDescription,
+)
 
-SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 10_000
 """How long a write waits for another process's write lock before it fails with a StateError."""
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS acls (
-    id TEXT PRIMARY KEY,
-    resource_type INTEGER NOT NULL,
-    resource_name TEXT NOT NULL,
-    pattern_type INTEGER NOT NULL,
-    principal TEXT NOT NULL,
-    host TEXT NOT NULL,
-    operation INTEGER NOT NULL,
-    permission_type INTEGER NOT NULL
-);
-"""
+# What each schema version adds, in order; a file at version N gets the steps after N, so a
+# state file written by an older kafkasec opens and keeps everything it had.
+_MIGRATIONS = (
+    """
+    CREATE TABLE IF NOT EXISTS acls (
+        id TEXT PRIMARY KEY,
+        resource_type INTEGER NOT NULL,
+        resource_name TEXT NOT NULL,
+        pattern_type INTEGER NOT NULL,
+        principal TEXT NOT NULL,
+        host TEXT NOT NULL,
+        operation INTEGER NOT NULL,
+        permission_type INTEGER NOT NULL
+    );
+    """,
+    # SCRAM credentials as Kafka keeps them: never a password or a salted password.
+    """
+    CREATE TABLE scram_credentials (
+        user TEXT NOT NULL,
+        mechanism INTEGER NOT NULL,
+        salt BLOB NOT NULL,
+        stored_key BLOB NOT NULL,
+        server_key BLOB NOT NULL,
+        iterations INTEGER NOT NULL,
+        PRIMARY KEY (user, mechanism)
+    );
+    """,
+)
+SCHEMA_VERSION = len(_MIGRATIONS)
 
 
 class StateError(Exception):
@@ -37,7 +59,7 @@ class StateError(Exception):
 
 
 class SqliteStateStore:
-    """ACLs (and, later, credentials and tokens) in one SQLite file at ``path``."""
+    """ACLs and SCRAM credentials (and, later, tokens) in one SQLite file at ``path``."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = os.fspath(path)
@@ -59,7 +81,10 @@ class SqliteStateStore:
                 f"up to {SCHEMA_VERSION}: upgrade kafkasec"
             )
         with self._transaction() as cursor:
-            cursor.execute(_SCHEMA)
+            # Read again under the write lock: another process may have migrated meanwhile.
+            (version,) = cursor.execute("PRAGMA user_version").fetchone()
+            for step in _MIGRATIONS[version:]:
+                cursor.execute(step)
             cursor.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def _transaction(self):
@@ -98,9 +123,69 @@ class SqliteStateStore:
             cursor.executemany("DELETE FROM acls WHERE id = ?", [(acl_id,) for acl_id in removed])
             cursor.executemany("INSERT INTO acls VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
+    # ---------------------------------------------------------------- SCRAM credentials
+
+    def scram_credential(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
+        with self._lock:
+            row = self._connection.execute(
+                "SELECT salt, stored_key, server_key, iterations FROM scram_credentials "
+                "WHERE user = ? AND mechanism = ?",
+                (user, int(mechanism)),
+            ).fetchone()
+        return None if row is None else self._credential(user, mechanism, row)
+
+    def describe_scram_credentials(self, users: Iterable[str] | None = None) -> list[UserScramCredentialsDescription]:
+        with self._lock:
+            rows = self._connection.execute(
+                "SELECT user, mechanism, iterations FROM scram_credentials ORDER BY user, mechanism"
+            ).fetchall()
+        wanted = None if users is None else set(users)
+        infos: dict[str, list[tuple[int, int]]] = {}
+        for user, mechanism, iterations in rows:
+            if wanted is None or user in wanted:
+                infos.setdefault(user, []).append((mechanism, iterations))
+        descriptions = []
+        for user, pairs in infos.items():
+            try:
+                descriptions.append(UserScramCredentialsDescription(user, [_info(m, i) for m, i in pairs]))
+            except (ValueError, TypeError) as error:
+                raise StateError(f"the SCRAM credentials of {user!r} in {self.path!r} cannot be read: {error}") from error
+        return descriptions
+
+    def apply_scram_changes(
+        self,
+        upserts: Sequence[tuple[str, ScramMechanism, ScramCredential]],
+        deletions: Iterable[tuple[str, ScramMechanism]],
+    ) -> None:
+        """Delete then upsert, in one transaction: all of it or none of it reaches the file."""
+        rows = [
+            (user, int(mechanism), c.salt, c.stored_key, c.server_key, c.iterations)
+            for user, mechanism, c in upserts
+        ]
+        with self._transaction() as cursor:
+            cursor.executemany(
+                "DELETE FROM scram_credentials WHERE user = ? AND mechanism = ?",
+                [(user, int(mechanism)) for user, mechanism in deletions],
+            )
+            cursor.executemany("INSERT OR REPLACE INTO scram_credentials VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    def _credential(self, user: str, mechanism: ScramMechanism, row) -> ScramCredential:
+        try:
+            return ScramCredential(*row)
+        except (ValueError, TypeError) as error:
+            raise StateError(
+                f"the {mechanism.mechanism_name} credential of {user!r} in {self.path!r} cannot be read: {error}"
+            ) from error
+
     def close(self) -> None:
         with self._lock:
             self._connection.close()
+
+
+def _info(mechanism: int, iterations: int) -> ScramCredentialInfo:
+    if mechanism == ScramMechanism.UNKNOWN:
+        raise ValueError("the mechanism is UNKNOWN (0)")
+    return ScramCredentialInfo(mechanism, iterations)
 
 
 class _Transaction:
