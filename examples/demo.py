@@ -1,6 +1,6 @@
 """The end-to-end demo on the embedded defaults: SQLite state, the in-process authorizer, the
 reference plugins (group file, JSON-lines audit), KIP-590 forwarding between two in-process
-nodes, and the `kafkasec` command.
+nodes, SCRAM users and a SASL/SCRAM login, and the `kafkasec` command.
 
 Run: python examples/demo.py [--dir DIR]   (DIR is wiped and reused; default ./demo-state)
 
@@ -26,6 +26,9 @@ from kafkasec import (
     PrincipalDeserializationError,
     RequestContext,
     ResourcePattern,
+    SaslAuthenticationError,
+    ScramCredentialInfo,
+    UserScramCredentialUpsertion,
     operations_to_bitfield,
 )
 
@@ -180,10 +183,40 @@ def forwarded_acl_change(controller: KafkaSecurity, workdir: Path) -> None:
     stale.close()
 
 
+def scram_login(security: KafkaSecurity) -> None:
+    step("SCRAM: a user made with KIP-554's AlterUserScramCredentials logs in (SASL/SCRAM-SHA-512)")
+    import scramp  # an independent RFC 5802 client, standing in for a Kafka client
+
+    admin = RequestContext(KafkaPrincipal.user("admin"), "10.0.0.9")
+    upsertion = UserScramCredentialUpsertion("alice", ScramCredentialInfo("SCRAM-SHA-512", 8192), "alice-secret")
+    [result] = security.alter_user_scram_credentials([upsertion], context=admin)
+    expect("alter_user_scram_credentials (by a super user)", result.error, None)
+    described = security.describe_user_scram_credentials(["alice"]).description("alice")
+    print(f"  described: {described}")
+
+    def login(password: str):
+        client = scramp.ScramClient(["SCRAM-SHA-512"], "alice", password)
+        server = security.scram_server("SCRAM-SHA-512")
+        client.set_server_first(server.evaluate_response(client.get_client_first().encode()).decode())
+        client.set_server_final(server.evaluate_response(client.get_client_final().encode()).decode())
+        return security.build_principal(server.authentication_context("10.0.0.1"))
+
+    expect("alice logs in as", login("alice-secret"), KafkaPrincipal.user("alice"))
+    try:
+        login("guess")
+    except SaslAuthenticationError as error:
+        expect("a wrong password is refused with", (error.code, error.error_name), (58, "SASL_AUTHENTICATION_FAILED"))
+        print(f"  the client is told, after {error.delay_ms} ms: {error.message}")
+    else:
+        raise SystemExit("demo: a wrong SCRAM password was accepted")
+
+
 def restart(config: dict[str, str]) -> KafkaSecurity:
     step("Restart: the ACLs come back from SQLite")
     security = KafkaSecurity.from_config(config)
     expect("ACLs after restart", len(security.acls()), 7)
+    expect("alice's SCRAM credential after restart",
+           security.scram_credential("alice", "SCRAM-SHA-512") is not None, True)
     return security
 
 
@@ -208,6 +241,13 @@ def cli(workdir: Path) -> None:
     expect("kafkasec acls check exit code", check.returncode, 0)
     listing = subprocess.run(command + ["--list", "--topic", "orders-eu"], capture_output=True, text=True, check=True)
     print("  " + listing.stdout.strip().replace("\n", "\n  "))
+    scram = subprocess.run(
+        [sys.executable, "-m", "kafkasec.cli", "--state", str(workdir / "state.db"), "scram", "--describe",
+         "--entity-type", "users", "--entity-name", "alice"],
+        capture_output=True, text=True, check=True,
+    )
+    print("  " + scram.stdout.strip())
+    expect("kafkasec scram --describe (mechanism and iterations, no secret)", "iterations=8192" in scram.stdout, True)
 
 
 def main() -> None:
@@ -225,6 +265,7 @@ def main() -> None:
         who_can(security)
         principal_bytes(security)
         forwarded_acl_change(security, workdir)
+        scram_login(security)
         # Three identical denied requests: the audit plugin writes them as one line, count 3.
         bob = RequestContext(KafkaPrincipal.user("bob"), "10.0.0.1")
         for _ in range(3):

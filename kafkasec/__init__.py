@@ -41,19 +41,31 @@ from kafkasec.errors import (
     AuthorizerNotReadyError,
     ClusterAuthorizationFailedError,
     DuplicateResourceError,
+    IllegalSaslStateError,
     InvalidRequestError,
     KafkaError,
     KafkaErrorCode,
     PrincipalDeserializationError,
     ResourceNotFoundError,
+    SaslAuthenticationError,
     UnacceptableCredentialError,
     UnsupportedSaslMechanismError,
+    UnsupportedVersionError,
 )
 from kafkasec.hookspecs import hookimpl
 from kafkasec.kerberos_names import KerberosName, KerberosRule, KerberosShortNamer
 from kafkasec.principal import KafkaPrincipal
 from kafkasec.principal_builder import DefaultPrincipalBuilder
 from kafkasec.principal_serde import DefaultPrincipalSerde
+from kafkasec.scram import (
+    ScramCredential,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialDeletion,
+    UserScramCredentialsDescription,
+    UserScramCredentialUpsertion,
+)
+from kafkasec.scram.server import ScramServer, ScramServerState
 from kafkasec.security import KafkaSecurity
 from kafkasec.ssl_principal_mapper import (
     NoMatchingRule,
@@ -87,6 +99,7 @@ __all__ = [
     "DefaultPrincipalSerde",
     "DuplicateResourceError",
     "Grantee",
+    "IllegalSaslStateError",
     "InvalidRequestError",
     "KafkaError",
     "KafkaErrorCode",
@@ -108,6 +121,12 @@ __all__ = [
     "Rule",
     "RuleKind",
     "SaslAuthenticationContext",
+    "SaslAuthenticationError",
+    "ScramCredential",
+    "ScramCredentialInfo",
+    "ScramMechanism",
+    "ScramServer",
+    "ScramServerState",
     "SslAuthenticationContext",
     "SslPrincipalMapper",
     "SslPrincipalMappingRule",
@@ -115,6 +134,10 @@ __all__ = [
     "StoredAcl",
     "UnacceptableCredentialError",
     "UnsupportedSaslMechanismError",
+    "UnsupportedVersionError",
+    "UserScramCredentialDeletion",
+    "UserScramCredentialUpsertion",
+    "UserScramCredentialsDescription",
     "bitfield_to_operations",
     "hookimpl",
     "operations_to_bitfield",

@@ -143,7 +143,9 @@ class SaslAuthenticationError(KafkaError):
     own account (Kafka's SaslException message), to log and never to send: it can tell whether
     a user exists. ``respond`` is False for the one failure Kafka does not answer at all (a
     proof of the wrong length, on which Kafka's server throws an unexpected exception and the
-    broker just closes the connection).
+    broker just closes the connection). ``delay_ms`` is how long to wait before answering (or
+    closing), as Kafka's ``connection.failed.authentication.delay.ms``: the I/O shell sleeps,
+    the protocol code never does.
     """
 
     default_error_code = KafkaErrorCode.SASL_AUTHENTICATION_FAILED
@@ -155,10 +157,12 @@ class SaslAuthenticationError(KafkaError):
         error_code: KafkaErrorCode | int | str | None = None,
         reason: str | None = None,
         respond: bool = True,
+        delay_ms: int = 0,
     ):
         super().__init__(message, error_code=error_code)
         self.reason = self.message if reason is None else reason
         self.respond = respond
+        self.delay_ms = delay_ms
 
 
 class IllegalSaslStateError(KafkaError, ValueError):

@@ -27,6 +27,7 @@ from kafkasec.errors import KafkaError, PrincipalDeserializationError
 from kafkasec.plugins import make_plugin_manager
 from kafkasec.principal import KafkaPrincipal
 from kafkasec.scram import admin as scram_admin
+from kafkasec.scram.server import DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, ScramServer
 from kafkasec.scram.credentials import (
     ScramCredential,
     ScramMechanism,
@@ -37,6 +38,7 @@ from kafkasec.scram.credentials import (
 SUPER_USERS = "super.users"
 ALLOW_EVERYONE_IF_NO_ACL_FOUND = "allow.everyone.if.no.acl.found"
 STATE_PATH = "kafkasec.state.path"
+FAILED_AUTHENTICATION_DELAY_MS = "connection.failed.authentication.delay.ms"
 
 
 def parse_milliseconds(config: Mapping[str, object], name: str, default: int) -> int:
@@ -81,6 +83,9 @@ class KafkaSecurity:
         plugins=(),
     ):
         self.config = dict(config or {})
+        self.failed_authentication_delay_ms = parse_milliseconds(
+            self.config, FAILED_AUTHENTICATION_DELAY_MS, DEFAULT_FAILED_AUTHENTICATION_DELAY_MS
+        )
         self.plugin_state: dict[str, object] = {}
         self._forwarded: Counter[str] = Counter()
         self._forwarded_lock = threading.Lock()
@@ -292,6 +297,21 @@ class KafkaSecurity:
         """The credential a SCRAM login of ``user`` is checked against, or None."""
         self._check_open()
         return scram_admin.scram_credential(self, user, mechanism)
+
+    def scram_server(self, mechanism: ScramMechanism | str | int, **kwargs) -> ScramServer:
+        """A :class:`ScramServer` for one login, checked against this node's credentials.
+
+        A refused login's error carries ``connection.failed.authentication.delay.ms`` (default
+        100) as ``delay_ms``. Once it completes, ``security.build_principal(
+        server.authentication_context(client_address))`` is the client's principal. ``kwargs``
+        go to ScramServer (``nonce_factory`` for tests, ``token_callback`` for token logins).
+        """
+        self._check_open()
+        server_mechanism = ScramServer.mechanism_for(mechanism)
+        kwargs.setdefault("failed_authentication_delay_ms", self.failed_authentication_delay_ms)
+        return ScramServer(
+            server_mechanism, lambda user: self.scram_credential(user, server_mechanism), **kwargs
+        )
 
     # ------------------------------------------------------------------ lifecycle
 

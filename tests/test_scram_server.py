@@ -122,6 +122,8 @@ def refused(server, message, *, reason, generic=True):
     assert error.reason == reason
     if generic:
         assert error.message == FAILED_GENERIC.format(server.mechanism_name)
+    # Every refusal is held back for connection.failed.authentication.delay.ms.
+    assert error.delay_ms == server.failed_authentication_delay_ms
     assert server.state is ScramServerState.FAILED
     assert not server.is_complete
     return error

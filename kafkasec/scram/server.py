@@ -35,6 +35,10 @@ from kafkasec.authentication import SaslAuthenticationContext
 from kafkasec.errors import IllegalSaslStateError, KafkaError, SaslAuthenticationError
 from kafkasec.scram.credentials import MIN_ITERATIONS, ScramCredential, ScramFormatter, ScramMechanism
 
+DEFAULT_FAILED_AUTHENTICATION_DELAY_MS = 100
+"""Kafka's ``connection.failed.authentication.delay.ms`` default: how long a broker holds a
+failed login's answer, so that password guessing is slow."""
+
 TOKEN_AUTH_CONFIG = "tokenauth"
 """The SCRAM extension by which a client logs in with a delegation token (ScramLoginModule)."""
 
@@ -218,13 +222,9 @@ class ScramServer:
         *,
         token_callback: TokenCallback | None = None,
         nonce_factory: Callable[[], str] | None = None,
+        failed_authentication_delay_ms: int = DEFAULT_FAILED_AUTHENTICATION_DELAY_MS,
     ):
-        if isinstance(mechanism, str) and mechanism in _BY_SASL_NAME:
-            self.mechanism = _BY_SASL_NAME[mechanism]
-        else:
-            self.mechanism = ScramMechanism.coerce(mechanism)
-        if self.mechanism not in _FORMATTERS:
-            raise ValueError(f"{self.mechanism.name} is not a SCRAM mechanism a server can run")
+        self.mechanism = self.mechanism_for(mechanism)
         self._formatter = _FORMATTERS[self.mechanism]
         if not callable(credential_callback):
             raise TypeError(f"credential_callback must be callable, not {credential_callback!r}")
@@ -232,6 +232,15 @@ class ScramServer:
             raise TypeError(f"token_callback must be callable or None, not {token_callback!r}")
         if nonce_factory is not None and not callable(nonce_factory):
             raise TypeError(f"nonce_factory must be callable or None, not {nonce_factory!r}")
+        if (
+            not isinstance(failed_authentication_delay_ms, int)
+            or isinstance(failed_authentication_delay_ms, bool)
+            or failed_authentication_delay_ms < 0
+        ):
+            raise ValueError(
+                f"failed_authentication_delay_ms must be an int >= 0, not {failed_authentication_delay_ms!r}"
+            )
+        self.failed_authentication_delay_ms = failed_authentication_delay_ms
         self._credential_callback = credential_callback
         self._token_callback = token_callback
         self._nonce_factory = nonce_factory
@@ -243,6 +252,17 @@ class ScramServer:
         self._client_first_bare: str | None = None
         self._server_first: str | None = None
         self._nonce: str | None = None
+
+    @staticmethod
+    def mechanism_for(mechanism: ScramMechanism | str | int) -> ScramMechanism:
+        """The mechanism a server runs for ``mechanism`` (an enum, its name or code, or the SASL
+        name "SCRAM-SHA-256"); ValueError for UNKNOWN or anything else."""
+        if isinstance(mechanism, str) and mechanism in _BY_SASL_NAME:
+            return _BY_SASL_NAME[mechanism]
+        coerced = ScramMechanism.coerce(mechanism)
+        if coerced not in _FORMATTERS:
+            raise ValueError(f"{coerced.name} is not a SCRAM mechanism a server can run")
+        return coerced
 
     def __repr__(self) -> str:
         return f"ScramServer({self.mechanism_name}, state={self._state.name})"
@@ -320,13 +340,17 @@ class ScramServer:
         self._credential = self._client_first_bare = self._server_first = self._nonce = None
         self._state = state
 
-    def _refuse(self, reason: str, *, respond: bool = True) -> SaslAuthenticationError:
+    def _refuse(self, reason: str, *, respond: bool = True, message: str | None = None) -> SaslAuthenticationError:
         # Kafka's broker replaces a SaslException's text with this sentence before answering.
-        return SaslAuthenticationError(
+        generic = (
             "Authentication failed during authentication due to invalid credentials with SASL "
-            f"mechanism {self.mechanism_name}",
+            f"mechanism {self.mechanism_name}"
+        )
+        return SaslAuthenticationError(
+            generic if message is None else message,
             reason=reason,
             respond=respond,
+            delay_ms=self.failed_authentication_delay_ms,
         )
 
     def _receive_client_first(self, data: bytes) -> bytes:
@@ -353,9 +377,8 @@ class ScramServer:
         # says so to the client: this is the one refusal whose text is not replaced.
         authzid = match["authzid"]
         if authzid is not None and authzid != username:
-            raise SaslAuthenticationError(
-                "Authentication failed: Client requested an authorization id that is different from username"
-            )
+            not_username = "Authentication failed: Client requested an authorization id that is different from username"
+            raise self._refuse(not_username, message=not_username)
         if credential.iterations < MIN_ITERATIONS:
             raise self._refuse(
                 f"Iterations {credential.iterations} is less than the minimum {MIN_ITERATIONS} for {self.mechanism.name}"
