@@ -175,6 +175,48 @@ class IllegalSaslStateError(KafkaError, ValueError):
     default_error_code = KafkaErrorCode.ILLEGAL_SASL_STATE
 
 
+class DelegationTokenAuthDisabledError(KafkaError):
+    """No ``delegation.token.secret.key`` is configured: tokens are off (61)."""
+
+    default_error_code = KafkaErrorCode.DELEGATION_TOKEN_AUTH_DISABLED
+
+
+class DelegationTokenNotFoundError(KafkaError):
+    """No live token has the HMAC the request carries (62)."""
+
+    default_error_code = KafkaErrorCode.DELEGATION_TOKEN_NOT_FOUND
+
+
+class DelegationTokenOwnerMismatchError(KafkaError):
+    """The caller is neither the token's owner nor one of its renewers (63)."""
+
+    default_error_code = KafkaErrorCode.DELEGATION_TOKEN_OWNER_MISMATCH
+
+
+class DelegationTokenRequestNotAllowedError(KafkaError):
+    """A token request over PLAINTEXT, one-way SSL or a token-authenticated connection (64)."""
+
+    default_error_code = KafkaErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
+
+
+class DelegationTokenAuthorizationFailedError(KafkaError):
+    """KIP-373: a token for another owner without CREATE_TOKENS on that user (65)."""
+
+    default_error_code = KafkaErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED
+
+
+class DelegationTokenExpiredError(KafkaError):
+    """The token is past its expiry or maximum timestamp (66)."""
+
+    default_error_code = KafkaErrorCode.DELEGATION_TOKEN_EXPIRED
+
+
+class InvalidPrincipalTypeError(KafkaError):
+    """A token owner or renewer whose principal type is not ``User`` (67)."""
+
+    default_error_code = KafkaErrorCode.INVALID_PRINCIPAL_TYPE
+
+
 class AuthorizerNotReadyError(KafkaError):
     """The authorizer has not finished its initial load of ACLs.
 

@@ -58,6 +58,20 @@ def kafkasec_scram_credential_store(security):
 
 
 @hookspec(firstresult=True)
+def kafkasec_delegation_token_store(security):
+    """Where delegation tokens live (their information, never their HMACs).
+
+    Called once, right after the state store opens. Return an object with
+    ``load_delegation_tokens()`` (a list of ``(TokenInformation, key_id)`` pairs) and
+    ``apply_delegation_token_changes(upserts, removed_ids)`` (``(TokenInformation, key_id)``
+    pairs to insert or replace and token ids to remove, in one transaction); or None for "not
+    mine". The built-in answers last with ``security.store`` when that is the SQLite or memory
+    store. When nobody answers, tokens live in memory only. Close what you open in
+    ``kafkasec_shutdown``.
+    """
+
+
+@hookspec(firstresult=True)
 def kafkasec_build_principal(security, context):
     """Kafka's KafkaPrincipalBuilder: the principal of a connection that has authenticated.
 

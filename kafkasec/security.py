@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from attrs import evolve
 
@@ -21,47 +21,34 @@ from kafkasec.acl import (
 )
 from kafkasec.authorizer.decision import AuthorizationDecision
 from kafkasec.authorizer.index import StoredAcl
-from kafkasec.authorizer.standard import AclCreateResult, AclDeleteResult, Grantee, StandardAuthorizer
+from kafkasec.authorizer.standard import (
+    AclCreateResult,
+    AclDeleteResult,
+    Grantee,
+    StandardAuthorizer,
+)
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import KafkaError, PrincipalDeserializationError
 from kafkasec.plugins import make_plugin_manager
 from kafkasec.principal import KafkaPrincipal
 from kafkasec.scram import admin as scram_admin
-from kafkasec.scram.server import DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, ScramServer
 from kafkasec.scram.credentials import (
     ScramCredential,
     ScramMechanism,
     UserScramCredentialDeletion,
     UserScramCredentialUpsertion,
 )
+from kafkasec.scram.server import DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, ScramServer
+from kafkasec.settings import parse_bool, parse_milliseconds
+from kafkasec.tokens import admin as token_admin
+from kafkasec.tokens.manager import DelegationTokenManager, wall_clock_ms
+from kafkasec.tokens.model import DelegationToken
+from kafkasec.tokens.sweeper import TokenExpirySweeper
 
 SUPER_USERS = "super.users"
 ALLOW_EVERYONE_IF_NO_ACL_FOUND = "allow.everyone.if.no.acl.found"
 STATE_PATH = "kafkasec.state.path"
 FAILED_AUTHENTICATION_DELAY_MS = "connection.failed.authentication.delay.ms"
-
-
-def parse_milliseconds(config: Mapping[str, object], name: str, default: int) -> int:
-    """A whole number of milliseconds >= 0 from ``config``; anything else is a ValueError
-    naming the setting, so a plugin can fail at start-up."""
-    value = config.get(name, default)
-    try:
-        number = int(str(value).strip())
-    except ValueError:
-        number = -1
-    if number < 0:
-        raise ValueError(f"{name} must be a whole number of milliseconds >= 0, not {value!r}")
-    return number
-
-
-def parse_bool(name: str, value: object) -> bool:
-    """A Kafka boolean setting; anything but true/false (any case) is a ValueError, not False."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("true", "false"):
-        return text == "true"
-    raise ValueError(f"{name} must be true or false, not {value!r}")
 
 
 class KafkaSecurity:
@@ -81,6 +68,7 @@ class KafkaSecurity:
         config: Mapping[str, object] | None = None,
         plugin_manager=None,
         plugins=(),
+        clock: Callable[[], int] = wall_clock_ms,
     ):
         self.config = dict(config or {})
         self.failed_authentication_delay_ms = parse_milliseconds(
@@ -97,14 +85,20 @@ class KafkaSecurity:
         if self.store is None:
             raise ValueError(f"no plugin opened a state store for {state_path!r}")
         self._closed = False
+        self._token_sweeper: TokenExpirySweeper | None = None
         try:
             self.scram_credential_store = hook.kafkasec_scram_credential_store(security=self)
+            self.delegation_tokens = DelegationTokenManager.from_config(
+                self.config, clock=clock, store=hook.kafkasec_delegation_token_store(security=self)
+            )
             self.authorizer = StandardAuthorizer(
                 super_users, allow_everyone_if_no_acl_found, store=self.store
             )
             hook.kafkasec_startup(security=self)
             self.plugins_changed()
             self.reload_contributed_acls()
+            if self.delegation_tokens.enabled:
+                self._token_sweeper = TokenExpirySweeper(self.delegation_tokens).start()
         except BaseException:
             # Whatever started must stop: the store and anything a plugin opened at start-up.
             self.close()
@@ -309,9 +303,45 @@ class KafkaSecurity:
         self._check_open()
         server_mechanism = ScramServer.mechanism_for(mechanism)
         kwargs.setdefault("failed_authentication_delay_ms", self.failed_authentication_delay_ms)
+        kwargs.setdefault("token_callback", lambda token_id: self.delegation_tokens.token_login(token_id, server_mechanism))
         return ScramServer(
             server_mechanism, lambda user: self.scram_credential(user, server_mechanism), **kwargs
         )
+
+    # ------------------------------------------------------------------ delegation tokens (KIP-48, KIP-373)
+    # Kafka's broker-side checks are in kafkasec.tokens.admin, the controller's rules in
+    # DelegationTokenManager (self.delegation_tokens); tokens live behind kafkasec_delegation_token_store.
+
+    def create_delegation_token(
+        self,
+        context: RequestContext,
+        *,
+        owner: KafkaPrincipal | str | None = None,
+        renewers: Iterable[KafkaPrincipal | str] = (),
+        max_lifetime_ms: int = -1,
+    ) -> DelegationToken:
+        """A token for ``owner`` (default: the caller; another owner needs CREATE_TOKENS on it)."""
+        self._check_open()
+        return token_admin.create_token(
+            self, self.delegation_tokens, context, owner=owner, renewers=renewers, max_lifetime_ms=max_lifetime_ms
+        )
+
+    def renew_delegation_token(self, context: RequestContext, hmac: bytes, renew_period_ms: int = -1) -> int:
+        """Renew the token with ``hmac`` (owner or renewer only); the new expiry timestamp."""
+        self._check_open()
+        return token_admin.renew_token(self.delegation_tokens, context, hmac, renew_period_ms)
+
+    def expire_delegation_token(self, context: RequestContext, hmac: bytes, expiry_period_ms: int = -1) -> int:
+        """Expire the token with ``hmac`` after ``expiry_period_ms`` (< 0: now, and remove it)."""
+        self._check_open()
+        return token_admin.expire_token(self.delegation_tokens, context, hmac, expiry_period_ms)
+
+    def describe_delegation_tokens(
+        self, context: RequestContext, owners: Iterable[KafkaPrincipal | str] | None = None
+    ) -> list[DelegationToken]:
+        """The tokens of ``owners`` (None: anyone's) that the caller may see, with their HMACs."""
+        self._check_open()
+        return token_admin.describe_tokens(self, self.delegation_tokens, context, owners)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -324,6 +354,8 @@ class KafkaSecurity:
         if self._closed:
             return
         self._closed = True
+        if self._token_sweeper is not None:
+            self._token_sweeper.stop()
         try:
             self._hook.kafkasec_shutdown(security=self)
         finally:

@@ -24,13 +24,20 @@ from kafkasec import (
 from kafkasec._enums import KafkaEnum
 from kafkasec._error_table import ERROR_TABLE
 from kafkasec.errors import (
+    DelegationTokenAuthDisabledError,
+    DelegationTokenAuthorizationFailedError,
+    DelegationTokenExpiredError,
+    DelegationTokenNotFoundError,
+    DelegationTokenOwnerMismatchError,
+    DelegationTokenRequestNotAllowedError,
     DuplicateResourceError,
+    IllegalSaslStateError,
+    InvalidPrincipalTypeError,
     PrincipalDeserializationError,
     ResourceNotFoundError,
+    SaslAuthenticationError,
     SecurityDisabledError,
     UnacceptableCredentialError,
-    IllegalSaslStateError,
-    SaslAuthenticationError,
     UnknownServerError,
     UnsupportedSaslMechanismError,
     UnsupportedVersionError,
@@ -404,6 +411,13 @@ def test_for_code_of_97_is_the_principal_deserialization_error():
         (34, IllegalSaslStateError),
         (35, UnsupportedVersionError),
         (58, SaslAuthenticationError),
+        (61, DelegationTokenAuthDisabledError),
+        (62, DelegationTokenNotFoundError),
+        (63, DelegationTokenOwnerMismatchError),
+        (64, DelegationTokenRequestNotAllowedError),
+        (65, DelegationTokenAuthorizationFailedError),
+        (66, DelegationTokenExpiredError),
+        (67, InvalidPrincipalTypeError),
         (91, ResourceNotFoundError),
         (92, DuplicateResourceError),
         (93, UnacceptableCredentialError),
@@ -414,7 +428,7 @@ def test_for_code_of_codes_with_their_own_exception(code, exc_type):
     assert exc_type().code == code
 
 
-@pytest.mark.parametrize("code", [c for c in EXPECTED_NAMES if c not in (-1, 31, 33, 34, 35, 42, 54, 58, 91, 92, 93, 97)])
+@pytest.mark.parametrize("code", [c for c in EXPECTED_NAMES if c not in (-1, 31, 33, 34, 35, 42, 54, 58, 61, 62, 63, 64, 65, 66, 67, 91, 92, 93, 97)])
 def test_for_code_falls_back_to_kafka_error(code):
     exc = KafkaError.for_code(code)
     assert type(exc) is KafkaError

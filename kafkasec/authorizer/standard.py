@@ -27,7 +27,16 @@ from kafkasec.acl import (
     supported_operations,
 )
 from kafkasec.authorizer.decision import AuthorizationDecision, Rule, RuleKind
-from kafkasec.authorizer.index import EMPTY_INDEX, AclIndex, StoredAcl, acl_masks, combined_masks, gc_paused, has_undominated_allow, remember
+from kafkasec.authorizer.index import (
+    EMPTY_INDEX,
+    AclIndex,
+    StoredAcl,
+    acl_masks,
+    combined_masks,
+    gc_paused,
+    has_undominated_allow,
+    remember,
+)
 from kafkasec.authorizer.validation import validate_filter, validate_new_acl
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import AuthorizerNotReadyError, KafkaError

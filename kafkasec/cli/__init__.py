@@ -11,7 +11,12 @@ from typing import Sequence
 
 from kafkasec import __version__
 from kafkasec.cli import acls, principal, scram
-from kafkasec.cli.options import ArgumentParser, CommandError, UsageError, global_options
+from kafkasec.cli.options import (
+    ArgumentParser,
+    CommandError,
+    UsageError,
+    global_options,
+)
 from kafkasec.errors import KafkaError
 from kafkasec.store import StateError
 

@@ -10,7 +10,13 @@ import csv
 import json
 import os
 
-from kafkasec.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
+from kafkasec.acl import (
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+)
 from kafkasec.authorizer.validation import validate_new_acl
 from kafkasec.cli.options import (
     ACL_OPERATIONS,

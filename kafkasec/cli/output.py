@@ -6,7 +6,12 @@ import csv
 import json
 from typing import Iterable, Sequence, TextIO
 
-from kafkasec.acl import AccessControlEntry, AclBinding, ResourcePattern, ResourcePatternFilter
+from kafkasec.acl import (
+    AccessControlEntry,
+    AclBinding,
+    ResourcePattern,
+    ResourcePatternFilter,
+)
 
 LIST_SEPARATOR = ";"
 """Joins a list inside one table or CSV cell; principal names may hold commas, as in super.users."""

@@ -33,7 +33,12 @@ from typing import Callable, Iterable
 
 from kafkasec.authentication import SaslAuthenticationContext
 from kafkasec.errors import IllegalSaslStateError, KafkaError, SaslAuthenticationError
-from kafkasec.scram.credentials import MIN_ITERATIONS, ScramCredential, ScramFormatter, ScramMechanism
+from kafkasec.scram.credentials import (
+    MIN_ITERATIONS,
+    ScramCredential,
+    ScramFormatter,
+    ScramMechanism,
+)
 
 DEFAULT_FAILED_AUTHENTICATION_DELAY_MS = 100
 """Kafka's ``connection.failed.authentication.delay.ms`` default: how long a broker holds a
@@ -172,7 +177,7 @@ _BASE36_DIGITS = string.digits + string.ascii_lowercase
 _BASE36_PAIRS = [high + low for high in _BASE36_DIGITS for low in _BASE36_DIGITS]
 
 
-def _secure_random_string() -> str:
+def secure_random_string() -> str:
     """Kafka's ScramFormatter.secureRandomString, the server's part of the nonce: a 130-bit
     random number in base 36. Two digits at a time, since this runs for every login."""
     number = secrets.randbits(130)
@@ -396,7 +401,7 @@ class ScramServer:
 
     def _server_nonce(self) -> str:
         if self._nonce_factory is None:
-            return _secure_random_string()
+            return secure_random_string()
         nonce = self._nonce_factory()
         if not isinstance(nonce, str) or _NONCE.fullmatch(nonce) is None:
             raise ValueError(f"nonce_factory must return printable ASCII without ',', not {nonce!r}")

@@ -12,6 +12,7 @@ from kafkasec.scram.credentials import (
     ScramMechanism,
     UserScramCredentialsDescription,
 )
+from kafkasec.tokens.model import TokenInformation
 
 
 class MemoryStateStore:
@@ -23,6 +24,7 @@ class MemoryStateStore:
         self._lock = threading.Lock()
         self._acls: dict[str, AclBinding] = {}
         self._scram: dict[tuple[str, ScramMechanism], ScramCredential] = {}
+        self._tokens: dict[str, tuple[TokenInformation, str]] = {}
 
     def load_acls(self) -> list[tuple[str, AclBinding]]:
         with self._lock:
@@ -64,6 +66,21 @@ class MemoryStateStore:
             for user, mechanism, credential in upserts:
                 credentials[(user, mechanism)] = credential
             self._scram = credentials
+
+    def load_delegation_tokens(self) -> list[tuple[TokenInformation, str]]:
+        with self._lock:
+            return list(self._tokens.values())
+
+    def apply_delegation_token_changes(
+        self, upserts: Sequence[tuple[TokenInformation, str]], removed_ids: Iterable[str]
+    ) -> None:
+        with self._lock:
+            tokens = dict(self._tokens)
+            for token_id in removed_ids:
+                tokens.pop(token_id, None)
+            for info, token_key_id in upserts:
+                tokens[info.token_id] = (info, token_key_id)
+            self._tokens = tokens
 
     def close(self) -> None:
         pass

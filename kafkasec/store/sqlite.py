@@ -7,6 +7,7 @@ loss. One connection, guarded by a lock, serves every thread of the process.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -19,6 +20,7 @@ from kafkasec.scram.credentials import (
     ScramMechanism,
     UserScramCredentialsDescription,
 )
+from kafkasec.tokens.model import TokenInformation
 
 BUSY_TIMEOUT_MS = 10_000
 """How long a write waits for another process's write lock before it fails with a StateError."""
@@ -50,6 +52,20 @@ _MIGRATIONS = (
         PRIMARY KEY (user, mechanism)
     );
     """,
+    # Delegation tokens without their HMACs: those are recomputed from the secret that key_id
+    # names. renewers is a JSON list of "Type:name" texts.
+    """
+    CREATE TABLE delegation_tokens (
+        token_id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        token_requester TEXT NOT NULL,
+        renewers TEXT NOT NULL,
+        issue_timestamp INTEGER NOT NULL,
+        expiry_timestamp INTEGER NOT NULL,
+        max_timestamp INTEGER NOT NULL,
+        key_id TEXT NOT NULL
+    );
+    """,
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -59,7 +75,7 @@ class StateError(Exception):
 
 
 class SqliteStateStore:
-    """ACLs and SCRAM credentials (and, later, tokens) in one SQLite file at ``path``."""
+    """ACLs, SCRAM credentials and delegation tokens in one SQLite file at ``path``."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = os.fspath(path)
@@ -176,6 +192,44 @@ class SqliteStateStore:
             raise StateError(
                 f"the {mechanism.mechanism_name} credential of {user!r} in {self.path!r} cannot be read: {error}"
             ) from error
+
+    # ---------------------------------------------------------------- delegation tokens
+
+    def load_delegation_tokens(self) -> list[tuple[TokenInformation, str]]:
+        with self._lock:
+            rows = self._connection.execute(
+                "SELECT token_id, owner, token_requester, renewers, issue_timestamp, expiry_timestamp, "
+                "max_timestamp, key_id FROM delegation_tokens"
+            ).fetchall()
+        tokens = []
+        for token_id, owner, requester, renewers, issued, expiry, maximum, token_key_id in rows:
+            try:
+                info = TokenInformation(token_id, owner, requester, json.loads(renewers), issued, expiry, maximum)
+            except (ValueError, TypeError) as error:
+                raise StateError(f"delegation token {token_id!r} in {self.path!r} cannot be read: {error}") from error
+            tokens.append((info, token_key_id))
+        return tokens
+
+    def apply_delegation_token_changes(
+        self, upserts: Sequence[tuple[TokenInformation, str]], removed_ids: Iterable[str]
+    ) -> None:
+        """Remove then upsert, in one transaction: all of it or none of it reaches the file."""
+        rows = [
+            (
+                info.token_id,
+                str(info.owner),
+                str(info.token_requester),
+                json.dumps([str(renewer) for renewer in info.renewers]),
+                info.issue_timestamp,
+                info.expiry_timestamp,
+                info.max_timestamp,
+                token_key_id,
+            )
+            for info, token_key_id in upserts
+        ]
+        with self._transaction() as cursor:
+            cursor.executemany("DELETE FROM delegation_tokens WHERE token_id = ?", [(i,) for i in removed_ids])
+            cursor.executemany("INSERT OR REPLACE INTO delegation_tokens VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def close(self) -> None:
         with self._lock:

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from time import monotonic, time
 
 from kafkasec import hookimpl
-from kafkasec.security import parse_milliseconds
+from kafkasec.settings import parse_milliseconds
 
 NAME = "audit_jsonl"
 PATH_SETTING = "kafkasec.audit.jsonl.path"

@@ -24,7 +24,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from kafkasec import KafkaPrincipal, hookimpl
-from kafkasec.security import parse_milliseconds
+from kafkasec.settings import parse_milliseconds
 
 NAME = "groupfile"
 PATH_SETTING = "kafkasec.groupfile.path"

@@ -28,7 +28,7 @@ from kafkasec.authentication import SaslAuthenticationContext, SslAuthentication
 from kafkasec.errors import PrincipalDeserializationError
 from kafkasec.principal import USER_TYPE
 from kafkasec.principal_serde import _compact_string, _Reader
-from kafkasec.security import parse_bool
+from kafkasec.settings import parse_bool
 
 NAME = "tenant"
 SETTING_PREFIX = "kafkasec.tenant."

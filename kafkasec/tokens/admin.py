@@ -1,0 +1,113 @@
+"""The four delegation-token requests as a Kafka broker answers them (KafkaApis, ControllerApis).
+
+Before a token request reaches the controller (:class:`DelegationTokenManager`), Kafka checks
+the connection and, by KIP-373, the caller's rights:
+
+- no token request over PLAINTEXT, over one-way SSL (an anonymous SSL client) or from a
+  connection that logged in with a token: DELEGATION_TOKEN_REQUEST_NOT_ALLOWED (64);
+- owner and renewers must be ``User`` principals: INVALID_PRINCIPAL_TYPE (67);
+- a token for someone else needs CREATE_TOKENS on that owner's USER resource:
+  DELEGATION_TOKEN_AUTHORIZATION_FAILED (65);
+- describe shows a token to its owner, its renewers, holders of DESCRIBE_TOKENS on the owner's
+  USER resource and holders of DESCRIBE on the token's DELEGATION_TOKEN resource.
+
+The facade (:class:`~kafkasec.KafkaSecurity`) calls these with the request's context.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from kafkasec.acl import AclOperation, ResourcePattern, ResourceType
+from kafkasec.context import Action, AuthorizationResult, RequestContext
+from kafkasec.errors import (
+    DelegationTokenAuthDisabledError,
+    DelegationTokenAuthorizationFailedError,
+    DelegationTokenRequestNotAllowedError,
+)
+from kafkasec.principal import ANONYMOUS, KafkaPrincipal
+from kafkasec.tokens.manager import DelegationTokenManager, user_principal
+from kafkasec.tokens.model import (
+    DelegationToken,
+    TokenInformation,
+    principal_of,
+    principals_of,
+)
+
+
+def token_requests_allowed(context: RequestContext) -> bool:
+    """Kafka's ``allowTokenRequests``: not over PLAINTEXT, not over one-way SSL (the client
+    sent no certificate, so it is ANONYMOUS), not from a token-authenticated login."""
+    if context.principal.token_authenticated or context.security_protocol == "PLAINTEXT":
+        return False
+    return not (context.security_protocol == "SSL" and context.principal == ANONYMOUS)
+
+
+def _check_connection(context: RequestContext) -> None:
+    if not isinstance(context, RequestContext):
+        raise TypeError(f"context must be a RequestContext, not {context!r}")
+    if not token_requests_allowed(context):
+        raise DelegationTokenRequestNotAllowedError()
+
+
+def _allowed(security, context: RequestContext, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
+    action = Action(operation, ResourcePattern(resource_type, name))
+    return security.authorize(context, [action])[0] is AuthorizationResult.ALLOWED
+
+
+def create_token(
+    security,
+    manager: DelegationTokenManager,
+    context: RequestContext,
+    *,
+    owner: KafkaPrincipal | str | None = None,
+    renewers: Iterable[KafkaPrincipal | str] = (),
+    max_lifetime_ms: int = -1,
+) -> DelegationToken:
+    """CreateDelegationToken: a token for ``owner`` (default: the caller)."""
+    _check_connection(context)
+    requester = context.principal
+    owner = requester if owner is None else user_principal(owner, "owner")
+    renewers = [user_principal(renewer, "renewer") for renewer in principals_of(renewers)]
+    if owner != requester and not _allowed(security, context, AclOperation.CREATE_TOKENS, ResourceType.USER, str(owner)):
+        raise DelegationTokenAuthorizationFailedError()
+    return manager.create_token(owner, requester=requester, renewers=renewers, max_lifetime_ms=max_lifetime_ms)
+
+
+def renew_token(manager: DelegationTokenManager, context: RequestContext, hmac: bytes, renew_period_ms: int) -> int:
+    """RenewDelegationToken: the new expiry timestamp."""
+    _check_connection(context)
+    return manager.renew_token(hmac, context.principal, renew_period_ms)
+
+
+def expire_token(manager: DelegationTokenManager, context: RequestContext, hmac: bytes, expiry_period_ms: int) -> int:
+    """ExpireDelegationToken: the new expiry timestamp (now, for a negative period)."""
+    _check_connection(context)
+    return manager.expire_token(hmac, context.principal, expiry_period_ms)
+
+
+def describe_tokens(
+    security,
+    manager: DelegationTokenManager,
+    context: RequestContext,
+    owners: Iterable[KafkaPrincipal | str] | None = None,
+) -> list[DelegationToken]:
+    """DescribeDelegationToken: the tokens the caller may see, of ``owners`` (None: of anyone;
+    empty: none). A token counts as one of an owner's if that owner owns or may renew it."""
+    _check_connection(context)
+    if not manager.enabled:
+        raise DelegationTokenAuthDisabledError()
+    wanted = None if owners is None else [principal_of(owner) for owner in owners]
+    if wanted is not None and not wanted:
+        return []
+
+    def visible(info: TokenInformation) -> bool:
+        if wanted is not None and not any(info.owner_or_renewer(owner) for owner in wanted):
+            return False
+        return (
+            info.owner_or_renewer(context.principal)
+            or _allowed(security, context, AclOperation.DESCRIBE_TOKENS, ResourceType.USER, str(info.owner))
+            or _allowed(security, context, AclOperation.DESCRIBE, ResourceType.DELEGATION_TOKEN, info.token_id)
+        )
+
+    return manager.describe_tokens(visible)
