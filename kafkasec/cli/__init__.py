@@ -10,7 +10,7 @@ import sys
 from typing import Sequence
 
 from kafkasec import __version__
-from kafkasec.cli import acls, principal, scram
+from kafkasec.cli import acls, principal, scram, tokens
 from kafkasec.cli.options import (
     ArgumentParser,
     CommandError,
@@ -27,7 +27,7 @@ USAGE_ERROR = 2  # the command line is wrong
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
         prog="kafkasec",
-        description="Manage and question the Kafka ACLs and SCRAM credentials kept in a kafkasec state file.",
+        description="Manage and question the Kafka ACLs, SCRAM credentials and delegation tokens kept in a kafkasec state file.",
         parents=[global_options(None)],
     )
     parser.add_argument("--version", action="version", version=f"kafkasec {__version__}")
@@ -35,6 +35,7 @@ def build_parser() -> ArgumentParser:
     acls.register(commands)
     principal.register(commands)
     scram.register(commands)
+    tokens.register(commands)
     return parser
 
 

@@ -1,0 +1,194 @@
+"""``kafkasec tokens``: kafka-delegation-tokens.sh's options, on the state file.
+
+The action is a word (``kafkasec tokens create``) or kafka-delegation-tokens.sh's flag
+(``--create``, ``--renew``, ``--expire``, ``--describe``). The secret comes from
+``delegation.token.secret.key`` in the --command-config file. Requests go through the same
+checks as a broker's: they act for ``--principal`` over an authenticated connection (as the
+login in kafka-delegation-tokens.sh's --command-config would); without it, create acts for the
+owner, renew and expire for the token's owner, and describe lists every token (whoever holds
+the state file and the secret can make any token anyway). docs/tokens.md describes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+
+from kafkasec.cli.config import open_security
+from kafkasec.cli.options import UsageError, global_options
+from kafkasec.context import RequestContext
+from kafkasec.errors import DelegationTokenNotFoundError
+from kafkasec.principal import KafkaPrincipal
+from kafkasec.tokens.model import DelegationToken, parse_hmac
+
+ACTIONS = ("create", "renew", "expire", "describe")
+NO_ACTION = "Command must include exactly one action: --create, --renew, --expire or --describe"
+# Which options each action takes (DelegationTokenCommand's checkArgs).
+ACTION_OPTIONS = {
+    "create": {"max_life_time_period", "renewer_principal", "owner_principal"},
+    "renew": {"hmac", "renew_time_period"},
+    "expire": {"hmac", "expiry_time_period"},
+    "describe": {"owner_principal"},
+}
+OPTION_FLAGS = {
+    "max_life_time_period": "--max-life-time-period",
+    "renewer_principal": "--renewer-principal",
+    "owner_principal": "--owner-principal",
+    "hmac": "--hmac",
+    "renew_time_period": "--renew-time-period",
+    "expiry_time_period": "--expiry-time-period",
+}
+# The connection a command-line request stands for: authenticated, so token requests are allowed.
+COMMAND_PROTOCOL = "SASL_SSL"
+COMMAND_ADDRESS = "127.0.0.1"
+
+
+def _principal(text: str) -> KafkaPrincipal:
+    try:
+        return KafkaPrincipal.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def register(commands) -> None:
+    """Add ``tokens`` to the top-level subparsers."""
+    parser = commands.add_parser(
+        "tokens",
+        help="create, renew, expire and describe delegation tokens",
+        description="Manage delegation tokens with kafka-delegation-tokens.sh's options.",
+        parents=[global_options(argparse.SUPPRESS)],
+    )
+    parser.add_argument("action", nargs="?", choices=ACTIONS, help="what to do (or one of the flags below)")
+    flags = parser.add_argument_group("kafka-delegation-tokens.sh actions")
+    for action in ACTIONS:
+        flags.add_argument(f"--{action}", dest=f"flag_{action}", action="store_true", help=f"{action} tokens")
+    group = parser.add_argument_group("kafka-delegation-tokens.sh options")
+    group.add_argument("--max-life-time-period", type=int, metavar="MS",
+                       help="create: the token's maximum life in ms (-1 or absent: the server's maximum)")
+    group.add_argument("--renewer-principal", type=_principal, action="append", metavar="PRINCIPAL",
+                       help="create: a principal (User:name) that may renew the token; may repeat")
+    group.add_argument("--owner-principal", type=_principal, action="append", metavar="PRINCIPAL",
+                       help="create: the owner (default: --principal); describe: whose tokens (may repeat)")
+    group.add_argument("--hmac", metavar="HMAC", help="renew/expire: the token's HMAC, as create printed it")
+    group.add_argument("--renew-time-period", type=int, metavar="MS",
+                       help="renew: how long from now the token lasts (-1: the server's expiry time)")
+    group.add_argument("--expiry-time-period", type=int, metavar="MS",
+                       help="expire: how long from now until the token expires (-1: now, and it is removed)")
+    group.add_argument("--principal", type=_principal, metavar="PRINCIPAL",
+                       help="the principal the request acts for, as kafka-delegation-tokens.sh's login")
+    parser.set_defaults(run=run_tokens)
+
+
+def run_tokens(args) -> int:
+    action = chosen_action(args)
+    with open_security(args) as security:
+        if action == "create":
+            return create(security, args)
+        if action == "renew":
+            return renew(security, args)
+        if action == "expire":
+            return expire(security, args)
+        return describe(security, args)
+
+
+def chosen_action(args) -> str:
+    chosen = {action for action in ACTIONS if getattr(args, f"flag_{action}", False)}
+    if getattr(args, "action", None):
+        chosen.add(args.action)
+    if len(chosen) != 1:
+        raise UsageError(NO_ACTION)
+    (action,) = chosen
+    for option, flag in OPTION_FLAGS.items():
+        if getattr(args, option, None) is not None and option not in ACTION_OPTIONS[action]:
+            raise UsageError(f'Option "--{action}" can\'t be used with option "{flag}"')
+    if action in ("renew", "expire") and not getattr(args, "hmac", None):
+        raise UsageError(f"--{action} needs --hmac")
+    if action == "create" and len(getattr(args, "owner_principal", None) or []) > 1:
+        raise UsageError("--create takes at most one --owner-principal")
+    return action
+
+
+def _context(principal: KafkaPrincipal) -> RequestContext:
+    return RequestContext(principal, COMMAND_ADDRESS, security_protocol=COMMAND_PROTOCOL)
+
+
+def create(security, args) -> int:
+    owner = (args.owner_principal or [None])[0]
+    acting = getattr(args, "principal", None) or owner
+    if acting is None:
+        raise UsageError("--create needs --owner-principal or --principal")
+    renewers = args.renewer_principal or []
+    max_life = -1 if args.max_life_time_period is None else args.max_life_time_period
+    print(f"Calling create token operation with renewers :{_principals(renewers)} , max-life-time-period :{max_life}")
+    token = security.create_delegation_token(_context(acting), owner=owner, renewers=renewers, max_lifetime_ms=max_life)
+    print(f"Created delegation token with tokenId : {token.token_id}")
+    print_tokens([token])
+    return 0
+
+
+def _acting_for_token(security, args, hmac: bytes) -> KafkaPrincipal:
+    if getattr(args, "principal", None) is not None:
+        return args.principal
+    for token in security.delegation_tokens.describe_tokens():
+        if token.hmac == hmac:
+            return token.info.owner
+    raise DelegationTokenNotFoundError()
+
+
+def renew(security, args) -> int:
+    hmac = parse_hmac(args.hmac)
+    period = -1 if args.renew_time_period is None else args.renew_time_period
+    print(f"Calling renew token operation with hmac :{args.hmac} , renew-time-period :{period}")
+    expiry = security.renew_delegation_token(_context(_acting_for_token(security, args, hmac)), hmac, period)
+    print(f"Completed renew operation. New expiry date : {_date(expiry)}")
+    return 0
+
+
+def expire(security, args) -> int:
+    hmac = parse_hmac(args.hmac)
+    period = -1 if args.expiry_time_period is None else args.expiry_time_period
+    print(f"Calling expire token operation with hmac :{args.hmac} , expire-time-period :{period}")
+    expiry = security.expire_delegation_token(_context(_acting_for_token(security, args, hmac)), hmac, period)
+    print(f"Completed expire operation. New expiry date : {_date(expiry)}")
+    return 0
+
+
+def describe(security, args) -> int:
+    owners = args.owner_principal
+    principal = getattr(args, "principal", None)
+    if owners:
+        print(f"Calling describe token operation for owners :{_principals(owners)}")
+    else:
+        print("Calling describe token operation for current user.")
+    if principal is not None:
+        tokens = security.describe_delegation_tokens(_context(principal), owners)
+    else:
+        wanted = owners or None
+        tokens = security.delegation_tokens.describe_tokens(
+            None if wanted is None else lambda info: any(info.owner_or_renewer(owner) for owner in wanted)
+        )
+    print(f"Total number of tokens : {len(tokens)}")
+    print_tokens(tokens)
+    return 0
+
+
+def print_tokens(tokens: list[DelegationToken]) -> None:
+    """kafka-delegation-tokens.sh's table (its printToken), dates as yyyy-MM-ddTHH:mm local time."""
+    row = "%-15s %-30s %-15s %-15s %-25s %-15s %-15s %-15s"
+    print()
+    print(row % ("TOKENID", "HMAC", "OWNER", "REQUESTER", "RENEWERS", "ISSUEDATE", "EXPIRYDATE", "MAXDATE"))
+    for token in tokens:
+        info = token.info
+        print(row % (
+            info.token_id, token.hmac_as_base64, info.owner, info.token_requester, _principals(info.renewers),
+            _date(info.issue_timestamp), _date(info.expiry_timestamp), _date(info.max_timestamp),
+        ))
+
+
+def _principals(principals) -> str:
+    # Java's List.toString, as the Scala tool prints renewers.
+    return "[" + ", ".join(str(principal) for principal in principals) + "]"
+
+
+def _date(timestamp_ms: int) -> str:
+    return datetime.datetime.fromtimestamp(timestamp_ms / 1000).strftime("%Y-%m-%dT%H:%M")
