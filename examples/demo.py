@@ -1,6 +1,6 @@
 """The end-to-end demo on the embedded defaults: SQLite state, the in-process authorizer, the
 reference plugins (group file, JSON-lines audit), KIP-590 forwarding between two in-process
-nodes, SCRAM users and a SASL/SCRAM login, and the `kafkasec` command.
+nodes, SCRAM users and a SASL/SCRAM login, a delegation token's life, and the `kafkasec` command.
 
 Run: python examples/demo.py [--dir DIR]   (DIR is wiped and reused; default ./demo-state)
 
@@ -21,6 +21,7 @@ from kafkasec import (
     AclBinding,
     Action,
     AuthorizationResult,
+    KafkaError,
     KafkaPrincipal,
     KafkaSecurity,
     PrincipalDeserializationError,
@@ -55,6 +56,7 @@ def configure(workdir: Path) -> dict[str, str]:
         "kafkasec.groupfile.path": str(workdir / "groups.txt"),
         "kafkasec.audit.jsonl.path": str(workdir / "audit.jsonl"),
         "kafkasec.audit.jsonl.fold.ms": "60000",
+        "delegation.token.secret.key": "demo-secret-change-me",
     }
 
 
@@ -211,6 +213,39 @@ def scram_login(security: KafkaSecurity) -> None:
         raise SystemExit("demo: a wrong SCRAM password was accepted")
 
 
+def delegation_token(security: KafkaSecurity) -> str:
+    step("Delegation tokens: alice gets a token, a job logs in with it, bob renews it")
+    from kafkasec.scram.client import ScramClient
+
+    alice = RequestContext(KafkaPrincipal.user("alice"), "10.0.0.1", security_protocol="SASL_SSL")
+    token = security.create_delegation_token(alice, renewers=["User:bob"])
+    print(f"  token {token.token_id} for {token.info.owner}, renewable by {', '.join(map(str, token.info.renewers))}")
+    client = ScramClient("SCRAM-SHA-256", token.token_id, token.hmac_as_base64, token_auth=True)
+    server = security.scram_server("SCRAM-SHA-256")
+    client.verify_server_final(server.evaluate_response(client.final_message(server.evaluate_response(client.first_message()))))
+    job = security.build_principal(server.authentication_context("10.0.0.7"))
+    expect("the job logs in as", (str(job), job.token_authenticated), ("User:alice", True))
+    bob = RequestContext(KafkaPrincipal.user("bob"), "10.0.0.2", security_protocol="SASL_SSL")
+    renewed = security.renew_delegation_token(bob, token.hmac, 3_600_000)
+    expect("renewed by bob for an hour", renewed <= token.info.max_timestamp, True)
+    try:
+        security.create_delegation_token(RequestContext(job, "10.0.0.7", security_protocol="SASL_SSL"))
+    except KafkaError as error:
+        expect("a token login may not mint tokens", error.error_name, "DELEGATION_TOKEN_REQUEST_NOT_ALLOWED")
+    return token.hmac_as_base64
+
+
+def expire_token(workdir: Path, hmac: str) -> None:
+    step("The token survived the restart; kafkasec tokens describes and expires it")
+    command = [sys.executable, "-m", "kafkasec.cli", "--command-config", str(workdir / "client.properties"), "tokens"]
+    listing = subprocess.run(command + ["--describe"], capture_output=True, text=True, check=True)
+    print("  " + listing.stdout.strip().replace("\n", "\n  "))
+    expect("tokens after restart", "Total number of tokens : 1" in listing.stdout, True)
+    expired = subprocess.run(command + ["expire", "--hmac", hmac, "--expiry-time-period", "-1"],
+                             capture_output=True, text=True, check=True)
+    print("  " + expired.stdout.strip().replace("\n", "\n  "))
+
+
 def restart(config: dict[str, str]) -> KafkaSecurity:
     step("Restart: the ACLs come back from SQLite")
     security = KafkaSecurity.from_config(config)
@@ -266,12 +301,19 @@ def main() -> None:
         principal_bytes(security)
         forwarded_acl_change(security, workdir)
         scram_login(security)
+        token_hmac = delegation_token(security)
         # Three identical denied requests: the audit plugin writes them as one line, count 3.
         bob = RequestContext(KafkaPrincipal.user("bob"), "10.0.0.1")
         for _ in range(3):
             security.authorize(bob, [Action("READ", ResourcePattern("TOPIC", "orders-secret"))])
     with restart(config):
         pass
+    (workdir / "client.properties").write_text(
+        "".join(f"{key}={value}\n" for key, value in config.items()), encoding="utf-8"
+    )
+    expire_token(workdir, token_hmac)
+    with KafkaSecurity.from_config(config) as security:
+        expect("tokens left", security.delegation_tokens.describe_tokens(), [])
     audit(workdir)
     cli(workdir)
     print("\ndemo: all checks passed")

@@ -412,8 +412,10 @@ def test_tokens_of_an_older_secret_verify_until_that_secret_is_dropped(tmp_path,
 def test_rotation_settings_are_checked():
     with pytest.raises(ValueError, match="previous secret keys need"):
         DelegationTokenManager(None, previous_secret_keys=["old"])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="delegation.token.max.lifetime.ms"):
         DelegationTokenManager(SECRET, max_lifetime_ms=0)
+    with pytest.raises(ValueError, match="delegation.token.expiry.check.interval.ms"):
+        KafkaSecurity.from_config({"delegation.token.expiry.check.interval.ms": "0"})
     with pytest.raises(TypeError):
         DelegationTokenManager(SECRET, expiry_time_ms="1000")
     with pytest.raises(ValueError, match="delegation.token.max.lifetime.ms"):

@@ -124,13 +124,13 @@ class DelegationTokenManager:
         clock: Callable[[], int] = wall_clock_ms,
         store=None,
     ):
-        for name, value in (
-            ("max_lifetime_ms", max_lifetime_ms),
-            ("expiry_time_ms", expiry_time_ms),
-            ("expiry_check_interval_ms", expiry_check_interval_ms),
+        for name, setting, value in (
+            ("max_lifetime_ms", MAX_LIFETIME_MS, max_lifetime_ms),
+            ("expiry_time_ms", EXPIRY_TIME_MS, expiry_time_ms),
+            ("expiry_check_interval_ms", EXPIRY_CHECK_INTERVAL_MS, expiry_check_interval_ms),
         ):
             if _milliseconds(name, value) <= 0:
-                raise ValueError(f"{name} must be > 0, not {value}")
+                raise ValueError(f"{setting} ({name}) must be > 0, not {value}")
         if secret_key is not None and not isinstance(secret_key, str):
             raise TypeError("delegation.token.secret.key must be a str or None")
         previous = [key for key in previous_secret_keys]
