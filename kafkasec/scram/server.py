@@ -168,6 +168,8 @@ def _extensions(text: str) -> dict[str, str]:
     for pair in text.split(","):
         name, _, value = pair.partition("=")
         values[name] = value
+    if len(values) == 1:  # a token login's tokenauth=true alone: no order to work out
+        return values
     parsed = _java_hash_map_order(values, 16)
     copy_capacity = 1 << ((4 * len(values) + 2) // 3 - 1).bit_length()
     return {name: values[name] for name in _java_hash_map_order(parsed, copy_capacity)}
