@@ -170,13 +170,17 @@ def test_expire_with_a_period_brings_the_expiry_forward(security, clock):
     assert security.expire_delegation_token(ALICE, token.hmac, 30 * DAY) == token.info.max_timestamp
 
 
-def test_expired_tokens_cannot_be_renewed_or_expired(security, clock):
+def test_expired_tokens_cannot_be_renewed_or_given_a_new_expiry(security, clock):
     token = security.create_delegation_token(ALICE)
     clock.now = token.info.expiry_timestamp + 1
     with pytest.raises(DelegationTokenExpiredError) as refused:
         security.renew_delegation_token(ALICE, token.hmac)
     assert refused.value.code == 66
     with pytest.raises(DelegationTokenExpiredError):
+        security.expire_delegation_token(ALICE, token.hmac, 1000)
+    # ... but a negative period removes it, expired or not, as Kafka's controller does.
+    assert security.expire_delegation_token(ALICE, token.hmac, -1) == clock.now
+    with pytest.raises(DelegationTokenNotFoundError):
         security.expire_delegation_token(ALICE, token.hmac, -1)
 
 
@@ -269,13 +273,16 @@ def test_a_token_for_another_owner_needs_create_tokens_on_that_user(security):
         security.create_delegation_token(BOB, owner="User:carol")
 
 
-def test_owner_and_renewers_must_be_users(security):
-    security.create_acls([AclBinding.of("USER", "*", "LITERAL", "User:alice", "*", "ALL", "ALLOW")])
+def test_renewers_must_be_users_after_the_kip_373_check(security):
     with pytest.raises(InvalidPrincipalTypeError) as refused:
-        security.create_delegation_token(ALICE, owner="Group:eng")
-    assert refused.value.code == 67
-    with pytest.raises(InvalidPrincipalTypeError):
         security.create_delegation_token(ALICE, renewers=["User:bob", "Group:eng"])
+    assert refused.value.code == 67
+    # Kafka's broker checks CREATE_TOKENS before the renewers' types.
+    with pytest.raises(DelegationTokenAuthorizationFailedError):
+        security.create_delegation_token(ALICE, owner="User:bob", renewers=["Group:eng"])
+    # As in Kafka, the owner's type is not checked.
+    security.create_acls([AclBinding.of("USER", "Group:eng", "LITERAL", "User:alice", "*", "CREATE_TOKENS", "ALLOW")])
+    assert security.create_delegation_token(ALICE, owner="Group:eng").info.owner == KafkaPrincipal("Group", "eng")
 
 
 def test_describe_shows_a_token_to_owner_renewers_and_holders_of_describe_rights(security):
@@ -289,6 +296,13 @@ def test_describe_shows_a_token_to_owner_renewers_and_holders_of_describe_rights
     assert ids(BOB) == [alices.token_id]
     assert ids(CAROL) == [carols.token_id]
     dave, erin = sasl("dave"), sasl("erin")
+    # The requester of a token made for someone else sees it too (KIP-373), but may not renew it.
+    security.create_acls([AclBinding.of("USER", "User:frank", "LITERAL", "User:gina", "*", "CREATE_TOKENS", "ALLOW")])
+    franks = security.create_delegation_token(sasl("gina"), owner="User:frank")
+    assert ids(sasl("gina")) == [franks.token_id] == ids(sasl("frank"))
+    with pytest.raises(DelegationTokenOwnerMismatchError):
+        security.renew_delegation_token(sasl("gina"), franks.hmac)
+    security.expire_delegation_token(sasl("frank"), franks.hmac, -1)
     assert ids(dave) == []
     security.create_acls([
         AclBinding.of("USER", "User:carol", "LITERAL", "User:dave", "*", "DESCRIBE_TOKENS", "ALLOW"),

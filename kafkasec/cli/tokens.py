@@ -167,15 +167,15 @@ def describe(security, args) -> int:
         tokens = security.delegation_tokens.describe_tokens(
             None if wanted is None else lambda info: any(info.owner_or_renewer(owner) for owner in wanted)
         )
-    print(f"Total number of tokens : {len(tokens)}")
+    print(f"Total number of tokens : {len(tokens)}", end="")
     print_tokens(tokens)
     return 0
 
 
 def print_tokens(tokens: list[DelegationToken]) -> None:
     """kafka-delegation-tokens.sh's table (its printToken), dates as yyyy-MM-ddTHH:mm local time."""
-    row = "%-15s %-30s %-15s %-15s %-25s %-15s %-15s %-15s"
-    print()
+    # Each line opens with a line break, as the tool's printf("%n..."), hence the blank lines.
+    row = "\n%-15s %-30s %-15s %-15s %-25s %-15s %-15s %-15s"
     print(row % ("TOKENID", "HMAC", "OWNER", "REQUESTER", "RENEWERS", "ISSUEDATE", "EXPIRYDATE", "MAXDATE"))
     for token in tokens:
         info = token.info

@@ -5,11 +5,11 @@ the connection and, by KIP-373, the caller's rights:
 
 - no token request over PLAINTEXT, over one-way SSL (an anonymous SSL client) or from a
   connection that logged in with a token: DELEGATION_TOKEN_REQUEST_NOT_ALLOWED (64);
-- owner and renewers must be ``User`` principals: INVALID_PRINCIPAL_TYPE (67);
 - a token for someone else needs CREATE_TOKENS on that owner's USER resource:
   DELEGATION_TOKEN_AUTHORIZATION_FAILED (65);
-- describe shows a token to its owner, its renewers, holders of DESCRIBE_TOKENS on the owner's
-  USER resource and holders of DESCRIBE on the token's DELEGATION_TOKEN resource.
+- renewers must be ``User`` principals: INVALID_PRINCIPAL_TYPE (67);
+- describe shows a token to its owner, its requester, its renewers, holders of DESCRIBE_TOKENS
+  on the owner's USER resource and holders of DESCRIBE on the token's DELEGATION_TOKEN resource.
 
 The facade (:class:`~kafkasec.KafkaSecurity`) calls these with the request's context.
 """
@@ -67,10 +67,10 @@ def create_token(
     """CreateDelegationToken: a token for ``owner`` (default: the caller)."""
     _check_connection(context)
     requester = context.principal
-    owner = requester if owner is None else user_principal(owner, "owner")
-    renewers = [user_principal(renewer, "renewer") for renewer in principals_of(renewers)]
+    owner = requester if owner is None else principal_of(owner)
     if owner != requester and not _allowed(security, context, AclOperation.CREATE_TOKENS, ResourceType.USER, str(owner)):
         raise DelegationTokenAuthorizationFailedError()
+    renewers = [user_principal(renewer, "renewer") for renewer in principals_of(renewers)]
     return manager.create_token(owner, requester=requester, renewers=renewers, max_lifetime_ms=max_lifetime_ms)
 
 
@@ -93,7 +93,8 @@ def describe_tokens(
     owners: Iterable[KafkaPrincipal | str] | None = None,
 ) -> list[DelegationToken]:
     """DescribeDelegationToken: the tokens the caller may see, of ``owners`` (None: of anyone;
-    empty: none). A token counts as one of an owner's if that owner owns or may renew it."""
+    empty: none). A token counts as one of an owner's if that owner owns it, requested it or may
+    renew it."""
     _check_connection(context)
     if not manager.enabled:
         raise DelegationTokenAuthDisabledError()

@@ -89,7 +89,7 @@ def key_id(secret_key: str) -> str:
 
 def user_principal(principal: object, role: str) -> KafkaPrincipal:
     """``principal`` as a KafkaPrincipal; INVALID_PRINCIPAL_TYPE (67) unless it is a User, as
-    Kafka requires of a token's owner and renewers."""
+    Kafka requires of a token's renewers."""
     principal = principal_of(principal)
     if principal.principal_type != USER_TYPE:
         raise InvalidPrincipalTypeError(f"The {role} of a delegation token must be a User principal, not {principal}")
@@ -194,8 +194,9 @@ class DelegationTokenManager:
     ) -> DelegationToken:
         """A new token for ``owner``: it ends at now + ``max_lifetime_ms`` (capped by
         ``delegation.token.max.lifetime.ms``; <= 0 means that setting) and expires after
-        ``delegation.token.expiry.time.ms`` unless renewed. ``requester`` defaults to the owner."""
-        owner = user_principal(owner, "owner")
+        ``delegation.token.expiry.time.ms`` unless renewed. ``requester`` defaults to the owner.
+        Renewers must be User principals; as in Kafka, the owner's type is not checked."""
+        owner = principal_of(owner)
         requester = owner if requester is None else principal_of(requester)
         renewers = [user_principal(renewer, "renewer") for renewer in principals_of(renewers)]
         _milliseconds("max_lifetime_ms", max_lifetime_ms)
@@ -223,7 +224,7 @@ class DelegationTokenManager:
             token = self._live_token(hmac)
             if token.info.is_expired(now):
                 raise DelegationTokenExpiredError()
-            if not token.info.owner_or_renewer(principal):
+            if not token.info.may_renew(principal):
                 raise DelegationTokenOwnerMismatchError()
             period = self.expiry_time_ms if renew_period_ms <= 0 else min(renew_period_ms, self.expiry_time_ms)
             expiry = min(token.info.max_timestamp, now + period)
@@ -232,22 +233,22 @@ class DelegationTokenManager:
 
     def expire_token(self, hmac: bytes, principal: KafkaPrincipal | str, expiry_period_ms: int = -1) -> int:
         """Bring the token's expiry to now + ``expiry_period_ms`` (never past its maximum); a
-        negative period expires and removes it at once. Returns the expiry timestamp. Only the
-        owner or a renewer may."""
+        negative period removes it at once, expired or not. Returns the expiry timestamp. Only
+        the owner or a renewer may."""
         principal = principal_of(principal)
         _milliseconds("expiry_period_ms", expiry_period_ms)
         self._check_enabled()
         with self._lock:
             now = self.clock()
             token = self._live_token(hmac)
-            if not token.info.owner_or_renewer(principal):
+            if not token.info.may_renew(principal):
                 raise DelegationTokenOwnerMismatchError()
-            if token.info.is_expired(now):
-                raise DelegationTokenExpiredError()
-            if expiry_period_ms < 0:
+            if expiry_period_ms < 0:  # removed at once, even if it has already expired
                 self._write((), [token.token_id])
                 self._forget(token.token_id)
                 return now
+            if token.info.is_expired(now):
+                raise DelegationTokenExpiredError()
             expiry = min(token.info.max_timestamp, now + expiry_period_ms)
             self._update(token, expiry)
             return expiry

@@ -56,7 +56,13 @@ class TokenInformation:
     max_timestamp: int = field(validator=[*_timestamp, _timestamps_in_order])
 
     def owner_or_renewer(self, principal: KafkaPrincipal) -> bool:
-        """Kafka's ``ownerOrRenewer``: may ``principal`` renew or expire this token?"""
+        """Kafka's ``ownerOrRenewer``, which decides who sees a token: its owner, its requester
+        (KIP-373) or one of its renewers."""
+        return principal == self.owner or principal == self.token_requester or principal in self.renewers
+
+    def may_renew(self, principal: KafkaPrincipal) -> bool:
+        """The controller's ``allowedToRenew``, which decides who may renew or expire a token:
+        its owner or one of its renewers, not its requester."""
         return principal == self.owner or principal in self.renewers
 
     def is_expired(self, now_ms: int) -> bool:
