@@ -129,27 +129,26 @@ def create(security, args) -> int:
 def _acting_for_token(security, args, hmac: bytes) -> KafkaPrincipal:
     if getattr(args, "principal", None) is not None:
         return args.principal
-    for token in security.delegation_tokens.describe_tokens():
-        if token.hmac == hmac:
-            return token.info.owner
-    raise DelegationTokenNotFoundError()
+    token = security.delegation_tokens.token_for(hmac)
+    if token is None:
+        raise DelegationTokenNotFoundError()
+    return token.info.owner
 
 
 def renew(security, args) -> int:
-    hmac = parse_hmac(args.hmac)
-    period = -1 if args.renew_time_period is None else args.renew_time_period
-    print(f"Calling renew token operation with hmac :{args.hmac} , renew-time-period :{period}")
-    expiry = security.renew_delegation_token(_context(_acting_for_token(security, args, hmac)), hmac, period)
-    print(f"Completed renew operation. New expiry date : {_date(expiry)}")
-    return 0
+    return _change_expiry(security, args, "renew", "renew-time-period", args.renew_time_period, security.renew_delegation_token)
 
 
 def expire(security, args) -> int:
+    return _change_expiry(security, args, "expire", "expire-time-period", args.expiry_time_period, security.expire_delegation_token)
+
+
+def _change_expiry(security, args, verb: str, period_label: str, period: int | None, change) -> int:
     hmac = parse_hmac(args.hmac)
-    period = -1 if args.expiry_time_period is None else args.expiry_time_period
-    print(f"Calling expire token operation with hmac :{args.hmac} , expire-time-period :{period}")
-    expiry = security.expire_delegation_token(_context(_acting_for_token(security, args, hmac)), hmac, period)
-    print(f"Completed expire operation. New expiry date : {_date(expiry)}")
+    period = -1 if period is None else period
+    print(f"Calling {verb} token operation with hmac :{args.hmac} , {period_label} :{period}")
+    expiry = change(_context(_acting_for_token(security, args, hmac)), hmac, period)
+    print(f"Completed {verb} operation. New expiry date : {_date(expiry)}")
     return 0
 
 

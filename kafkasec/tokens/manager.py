@@ -261,6 +261,13 @@ class DelegationTokenManager:
         tokens.sort(key=lambda token: (token.info.issue_timestamp, token.token_id))
         return [token for token in tokens if predicate is None or predicate(token.info)]
 
+    def token_for(self, hmac: bytes) -> DelegationToken | None:
+        """The token whose HMAC is ``hmac`` (expired or not, until removed), or None."""
+        if not isinstance(hmac, (bytes, bytearray, memoryview)):
+            raise TypeError(f"an HMAC is bytes, not {type(hmac).__name__}")
+        entry = self._tokens.get(self._by_hmac.get(bytes(hmac)))
+        return None if entry is None else entry[0]
+
     def hmac_for(self, token_id: str) -> bytes | None:
         """The HMAC of the token ``token_id``, or None when there is no such live token."""
         entry = self._tokens.get(token_id)
@@ -311,12 +318,10 @@ class DelegationTokenManager:
             raise DelegationTokenAuthDisabledError()
 
     def _live_token(self, hmac: bytes) -> DelegationToken:
-        if not isinstance(hmac, (bytes, bytearray, memoryview)):
-            raise TypeError(f"an HMAC is bytes, not {type(hmac).__name__}")
-        token_id = self._by_hmac.get(bytes(hmac))
-        if token_id is None:
+        token = self.token_for(hmac)
+        if token is None:
             raise DelegationTokenNotFoundError()
-        return self._tokens[token_id][0]
+        return token
 
     def _update(self, token: DelegationToken, expiry: int) -> None:
         info = evolve(token.info, expiry_timestamp=expiry)
