@@ -1,0 +1,103 @@
+"""The vectorized evaluator agrees with StandardAuthorizer.authorized_operations on every row:
+random ACL sets (DENY, User:*, hosts, prefixes, '*'), super users and allow-everyone."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("numpy")
+pytest.importorskip("pyarrow")
+
+from kafkasec import AclBinding, KafkaPrincipal, RequestContext, ResourcePattern, StandardAuthorizer  # noqa: E402
+from kafkasec.acl import operations_to_bitfield  # noqa: E402
+from spark_udfs.evaluator import CompiledAcls  # noqa: E402
+
+PRINCIPALS = ["User:alice", "User:bob", "User:*", "Group:eng", "User:carol"]
+HOSTS = ["*", "10.0.0.1", "10.0.0.2"]
+NAMES = ["orders", "orders-eu", "ord", "*", "payments", "o", "orders-eu-1"]
+TYPES = ["TOPIC", "GROUP", "CLUSTER"]
+ROW_TYPES = TYPES + ["TRANSACTIONAL_ID", "USER"]
+OPERATIONS = ["ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE", "CLUSTER_ACTION",
+              "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "IDEMPOTENT_WRITE", "CREATE_TOKENS", "DESCRIBE_TOKENS"]
+
+acls = st.lists(
+    st.builds(
+        lambda rt, name, pt, principal, host, op, perm: AclBinding.of(
+            rt, "kafka-cluster" if rt == "CLUSTER" else name, "LITERAL" if rt == "CLUSTER" else pt, principal, host, op, perm
+        ),
+        st.sampled_from(TYPES + ["TRANSACTIONAL_ID"]), st.sampled_from(NAMES), st.sampled_from(["LITERAL", "PREFIXED"]),
+        st.sampled_from(PRINCIPALS), st.sampled_from(HOSTS), st.sampled_from(OPERATIONS),
+        st.sampled_from(["ALLOW", "DENY"]),
+    ),
+    max_size=25,
+)
+# Every (principal, host, type, name) combination: the whole grid, so DENYs, hosts and
+# prefixes are always asked about.
+GRID = [
+    (principal, host, resource_type, name)
+    for principal in PRINCIPALS + ["User:dave", "User:admin"]
+    for host in ("10.0.0.1", "10.0.0.2", "10.0.0.3")
+    for resource_type in ROW_TYPES
+    for name in NAMES + ["kafka-cluster", "zzz"]
+]
+
+
+def expected(authorizer, rows):
+    return [
+        operations_to_bitfield(
+            authorizer.authorized_operations(
+                RequestContext(KafkaPrincipal.parse(p), host), ResourcePattern(rt, name)
+            )
+        )
+        for p, host, rt, name in rows
+    ]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(acls=acls, allow_everyone=st.booleans(), super_users=st.sampled_from(["", "User:admin", "User:alice;User:admin"]))
+def test_evaluator_matches_authorized_operations(acls, allow_everyone, super_users):
+    rows = GRID
+    authorizer = StandardAuthorizer(super_users, allow_everyone)
+    authorizer.create_acls(acls)
+    compiled = CompiledAcls.from_authorizer(authorizer)
+    principals, hosts, types, names = zip(*rows)
+    got = compiled.authorized_operations(list(principals), list(hosts), list(types), list(names))
+    assert got.dtype == np.int32
+    assert got.tolist() == expected(authorizer, rows)
+
+
+def test_no_acls_at_all_follows_allow_everyone():
+    for allow_everyone in (False, True):
+        compiled = CompiledAcls.from_authorizer(StandardAuthorizer("", allow_everyone))
+        [bits] = compiled.authorized_operations(["User:a"], ["10.0.0.1"], ["TOPIC"], ["t"]).tolist()
+        assert bits == (operations_to_bitfield(["READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE",
+                                                "DESCRIBE_CONFIGS", "ALTER_CONFIGS"]) if allow_everyone else 0)
+
+
+def test_it_pickles_and_answers_the_same():
+    import pickle
+
+    authorizer = StandardAuthorizer("User:admin")
+    authorizer.create_acls([AclBinding.of("TOPIC", "orders-", "PREFIXED", "User:alice", "10.0.0.1", "READ", "ALLOW")])
+    compiled = CompiledAcls.from_authorizer(authorizer)
+    copy = pickle.loads(pickle.dumps(compiled))
+    args = (["User:alice", "User:alice"], ["10.0.0.1", "10.0.0.2"], [2, 2], ["orders-eu", "orders-eu"])
+    assert copy.authorized_operations(*args).tolist() == compiled.authorized_operations(*args).tolist()
+    assert compiled.authorized_operations(*args).tolist()[1] == 0
+
+
+@pytest.mark.parametrize(
+    "args, error",
+    [
+        ((["User:a"], ["10.0.0.1"], ["ANY"], ["t"]), ValueError),
+        ((["User:a"], ["10.0.0.1"], [0], ["t"]), ValueError),
+        ((["User:a", "User:b"], ["10.0.0.1"], ["TOPIC"], ["t"]), ValueError),
+        ((["User:a"], ["10.0.0.1"], ["TOPIC"], [None]), ValueError),
+        (([1], ["10.0.0.1"], ["TOPIC"], ["t"]), TypeError),
+    ],
+)
+def test_bad_input_is_a_clear_error(args, error):
+    compiled = CompiledAcls.from_authorizer(StandardAuthorizer())
+    with pytest.raises(error):
+        compiled.authorized_operations(*args)
