@@ -6,12 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-pytest.importorskip("numpy")
-pytest.importorskip("pyarrow")
-
-from kafkasec import AclBinding, KafkaPrincipal, RequestContext, ResourcePattern, StandardAuthorizer  # noqa: E402
-from kafkasec.acl import operations_to_bitfield  # noqa: E402
-from spark_udfs.evaluator import CompiledAcls  # noqa: E402
+from kafkasec import AclBinding, KafkaPrincipal, RequestContext, ResourcePattern, StandardAuthorizer
+from kafkasec.acl import operations_to_bitfield
+from spark_udfs.evaluator import CompiledAcls
 
 PRINCIPALS = ["User:alice", "User:bob", "User:*", "Group:eng", "User:carol"]
 HOSTS = ["*", "10.0.0.1", "10.0.0.2"]

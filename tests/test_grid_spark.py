@@ -1,0 +1,102 @@
+"""The evaluator on a real local SparkSession: the Arrow UDF and grids agree with
+StandardAuthorizer.authorized_operations pair by pair."""
+
+import pytest
+from kafkasec import AclBinding, KafkaPrincipal, KafkaSecurity, RequestContext, ResourcePattern, StandardAuthorizer
+from kafkasec.acl import bitfield_to_operations, operations_to_bitfield
+from spark_udfs.spark import authorized_operations_udf, compile_acls, grid, local_session, operation_names
+
+ACLS = [
+    AclBinding.of("TOPIC", "orders-", "PREFIXED", "User:alice", "*", "READ", "ALLOW"),
+    AclBinding.of("TOPIC", "orders-secret", "LITERAL", "User:*", "*", "ALL", "DENY"),
+    AclBinding.of("TOPIC", "*", "LITERAL", "User:bob", "10.0.0.2", "WRITE", "ALLOW"),
+    AclBinding.of("GROUP", "billing", "LITERAL", "User:*", "*", "READ", "ALLOW"),
+    AclBinding.of("CLUSTER", "kafka-cluster", "LITERAL", "User:carol", "*", "ALTER_CONFIGS", "ALLOW"),
+]
+PRINCIPALS = [("User:alice", "10.0.0.1"), ("User:bob", "10.0.0.2"), ("User:bob", "10.0.0.3"),
+              ("User:carol", "10.0.0.1"), ("User:admin", "10.0.0.9"), ("User:dave", "10.0.0.1")]
+RESOURCES = [("TOPIC", "orders-eu"), ("TOPIC", "orders-secret"), ("TOPIC", "payments"),
+             ("GROUP", "billing"), ("GROUP", "other"), ("CLUSTER", "kafka-cluster")]
+
+
+@pytest.fixture(scope="session")
+def spark():
+    session = local_session("local[2]", "kafkasec-tests")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def authorizer():
+    authorizer = StandardAuthorizer("User:admin")
+    authorizer.create_acls(ACLS)
+    return authorizer
+
+
+def expected(authorizer, principal, host, resource_type, name):
+    context = RequestContext(KafkaPrincipal.parse(principal), host)
+    return operations_to_bitfield(authorizer.authorized_operations(context, ResourcePattern(resource_type, name)))
+
+
+def test_the_arrow_udf_matches_authorized_operations(spark, authorizer):
+    rows = [(p, h, rt, n) for p, h in PRINCIPALS for rt, n in RESOURCES]
+    frame = spark.createDataFrame(rows, "principal string, host string, resource_type string, resource_name string")
+    udf = authorized_operations_udf(spark, authorizer)
+    got = frame.withColumn("ops", udf("principal", "host", "resource_type", "resource_name")).collect()
+    assert len(got) == len(rows)
+    for row in got:
+        assert row.ops == expected(authorizer, row.principal, row.host, row.resource_type, row.resource_name), row
+
+
+def test_dense_grid_has_every_pair_and_names_the_operations(spark, authorizer):
+    principals = spark.createDataFrame(PRINCIPALS, "principal string, host string")
+    resources = spark.createDataFrame(RESOURCES, "resource_type string, resource_name string")
+    result = grid(spark, authorizer, principals, resources).withColumn("names", operation_names("operations")).collect()
+    assert len(result) == len(PRINCIPALS) * len(RESOURCES)
+    for row in result:
+        bits = expected(authorizer, row.principal, row.host, row.resource_type, row.resource_name)
+        assert row.operations == bits
+        assert sorted(row.names) == sorted(op.name for op in bitfield_to_operations(bits))
+
+
+def test_allowed_grid_keeps_the_pairs_with_the_operation(spark, authorizer):
+    principals = spark.createDataFrame(PRINCIPALS, "principal string, host string")
+    resources = spark.createDataFrame(RESOURCES, "resource_type string, resource_name string")
+    readers = grid(spark, authorizer, principals, resources, output="allowed", operation="READ")
+    got = {(r.principal, r.host, r.resource_type, r.resource_name) for r in readers.collect()}
+    want = {
+        (p, h, rt, n) for p, h in PRINCIPALS for rt, n in RESOURCES
+        if expected(authorizer, p, h, rt, n) & (1 << 3)
+    }
+    assert got == want and ("User:alice", "10.0.0.1", "TOPIC", "orders-eu") in got
+    assert ("User:alice", "10.0.0.1", "TOPIC", "orders-secret") not in got   # DENY beats ALLOW
+
+
+def test_grid_from_a_kafkasec_state_and_without_hosts(spark, tmp_path):
+    with KafkaSecurity.from_config({"kafkasec.state.path": str(tmp_path / "state.db")}) as security:
+        security.create_acls(ACLS)
+        principals = spark.createDataFrame([("User:alice",), ("User:zed",)], "principal string")
+        resources = spark.createDataFrame([(2, "orders-eu")], "resource_type int, resource_name string")
+        rows = {r.principal: r.operations for r in grid(spark, security, principals, resources).collect()}
+    assert rows == {"User:alice": operations_to_bitfield(["READ", "DESCRIBE"]), "User:zed": 0}
+
+
+def test_bad_grid_requests_are_clear_errors(spark, authorizer):
+    principals = spark.createDataFrame(PRINCIPALS, "principal string, host string")
+    resources = spark.createDataFrame(RESOURCES, "resource_type string, resource_name string")
+    with pytest.raises(ValueError, match="output"):
+        grid(spark, authorizer, principals, resources, output="sparse")
+    with pytest.raises(ValueError, match="needs the operation"):
+        grid(spark, authorizer, principals, resources, output="allowed")
+    with pytest.raises(ValueError, match="filter value"):
+        grid(spark, authorizer, principals, resources, output="allowed", operation="ANY")
+    with pytest.raises(ValueError, match="missing column"):
+        grid(spark, authorizer, principals.withColumnRenamed("principal", "who"), resources)
+    with pytest.raises(TypeError):
+        compile_acls(["not an ACL"])
+    with pytest.raises(ValueError, match="cannot be stored"):
+        compile_acls([AclBinding.of("CLUSTER", "not-the-cluster", "LITERAL", "User:x", "*", "ALTER", "ALLOW")])
+    frame = spark.createDataFrame([("User:a", "10.0.0.1", "ANY", "t")], "principal string, host string, resource_type string, resource_name string")
+    udf = authorized_operations_udf(spark, authorizer)
+    with pytest.raises(Exception, match="not a concrete resource type"):
+        frame.select(udf("principal", "host", "resource_type", "resource_name")).collect()
