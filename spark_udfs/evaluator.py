@@ -141,16 +141,22 @@ class CompiledAcls:
         """The KIP-430 bitfield (int32) of each row; the four inputs are equal-length sequences
         or Arrow arrays: principals as ``Type:name``, client hosts as Java prints them, resource
         type codes (or names), resource names."""
-        principals, hosts, names = (_strings(values, label) for values, label in (
+        principals, hosts, names = (string_column(values, label) for values, label in (
             (principals, "principals"), (hosts, "hosts"), (resource_names, "resource names")))
-        types = _type_codes(resource_types)
+        types = type_codes(resource_types)
         rows = len(principals)
         if not (len(hosts) == len(names) == len(types) == rows):
             raise ValueError("principals, hosts, resource types and resource names must have the same length")
-        principal_ids, is_super = self._encode_principals(principals)
-        host_ids = self._encode(hosts, self._hosts, _NO_HOST)
-        resource_ids, class_ptr, class_patterns = self._classify(types, names)
+        principal_ids, is_super = self.encode_principals(principals)
+        host_ids = self.encode_hosts(hosts)
+        resource_ids, class_ptr, class_patterns = self.classify(types, names)
+        return self.evaluate_ids(principal_ids, host_ids, is_super, types, resource_ids, class_ptr, class_patterns)
 
+    def evaluate_ids(self, principal_ids, host_ids, is_super, types, resource_ids, class_ptr, class_patterns) -> np.ndarray:
+        """The bitfields of rows given as ids: principal ids (-1: named in no ACL), host ids (-1:
+        named in no ACL), super-user flags, type codes, and resource ids into the CSR
+        ``class_ptr``/``class_patterns`` of pattern ids (as :meth:`classify` makes them)."""
+        rows = len(principal_ids)
         counts = class_ptr[resource_ids + 1] - class_ptr[resource_ids]
         total = int(counts.sum())
         row_of = np.repeat(np.arange(rows), counts)
@@ -190,7 +196,8 @@ class CompiledAcls:
         allow[where] |= self._allow[found[hit]]
         deny[where] |= self._deny[found[hit]]
 
-    def _encode_principals(self, principals: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    def encode_principals(self, principals: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """Per row: the principal's id (-1 if no ACL names it) and whether it is a super user."""
         encoded = pc.dictionary_encode(principals)
         distinct = encoded.dictionary.to_pylist()
         ids = np.array([self._principals.get(p, -1) for p in distinct] or [0], dtype=np.int64)
@@ -198,14 +205,35 @@ class CompiledAcls:
         indices = encoded.indices.to_numpy(zero_copy_only=False)
         return ids[indices], supers[indices]
 
-    @staticmethod
-    def _encode(values: pa.Array, known: dict[str, int], missing: int) -> np.ndarray:
-        encoded = pc.dictionary_encode(values)
-        ids = np.array([known.get(v, missing) for v in encoded.dictionary.to_pylist()] or [0], dtype=np.int64)
+    def encode_hosts(self, hosts: pa.Array) -> np.ndarray:
+        """Per row: the host's id (-1 if no ACL names it)."""
+        encoded = pc.dictionary_encode(hosts)
+        ids = np.array([self._hosts.get(v, _NO_HOST) for v in encoded.dictionary.to_pylist()] or [0], dtype=np.int64)
         return ids[encoded.indices.to_numpy(zero_copy_only=False)]
 
-    def _classify(self, types: np.ndarray, names: pa.Array):
-        """Each row's distinct resource, and per distinct resource its patterns (CSR)."""
+    def wildcard_hosts(self) -> np.ndarray:
+        """The ids of the specific hosts that ``User:*`` ACLs name (host ``*`` is id 0)."""
+        w = self._wildcard_principal
+        if w < 0 or not len(self._keys):
+            return np.zeros(0, dtype=np.int64)
+        first, last = np.searchsorted(self._keys, [self._key(w, 0, 0), self._key(w + 1, 0, 0)])
+        hosts = (self._keys[first:last] // max(self.pattern_count, 1)) % len(self._hosts)
+        return np.unique(hosts[hosts > 0])
+
+    def principal_patterns(self, principal_id: int, host_id: int) -> np.ndarray:
+        """The ids of the patterns where ``principal_id`` has ACLs, on host ``*`` or ``host_id``."""
+        if principal_id < 0 or not len(self._keys):
+            return np.zeros(0, dtype=np.int64)
+        found = []
+        for host in {0, host_id} - {_NO_HOST}:
+            low = self._key(principal_id, host, 0)
+            first, last = np.searchsorted(self._keys, [low, low + max(self.pattern_count, 1)])
+            found.append(self._keys[first:last] - low)
+        return np.unique(np.concatenate(found))
+
+    def classify(self, types: np.ndarray, names: pa.Array):
+        """Per row its distinct resource's id, and per distinct resource its pattern ids as CSR
+        (``class_ptr``, ``class_patterns``)."""
         encoded = pc.dictionary_encode(names)
         name_ids = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         distinct_names = encoded.dictionary.to_pylist()
@@ -226,7 +254,12 @@ for _rt, _mask in _SUPPORTED.items():
     _SUPPORTED_ARRAY[int(_rt)] = _mask
 
 
-def _strings(values, label: str) -> pa.Array:
+def supported_masks(types: np.ndarray) -> np.ndarray:
+    """The bitfield of every operation each resource type supports (what a super user gets)."""
+    return _SUPPORTED_ARRAY[types].astype(np.int32)
+
+
+def string_column(values, label: str) -> pa.Array:
     array = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, type=pa.string())
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
@@ -237,7 +270,7 @@ def _strings(values, label: str) -> pa.Array:
     return array
 
 
-def _type_codes(resource_types) -> np.ndarray:
+def type_codes(resource_types) -> np.ndarray:
     """Resource type codes from codes or names (names are converted once per distinct value)."""
     if isinstance(resource_types, np.ndarray) and resource_types.dtype.kind in "iu":
         codes = resource_types.astype(np.int64)

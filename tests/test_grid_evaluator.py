@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from kafkasec import AclBinding, KafkaPrincipal, RequestContext, ResourcePattern, StandardAuthorizer
 from kafkasec.acl import operations_to_bitfield
+from spark_udfs.compact import CompactGrid
 from spark_udfs.evaluator import CompiledAcls
 
 PRINCIPALS = ["User:alice", "User:bob", "User:*", "Group:eng", "User:carol"]
@@ -98,3 +99,27 @@ def test_bad_input_is_a_clear_error(args, error):
     compiled = CompiledAcls.from_authorizer(StandardAuthorizer())
     with pytest.raises(error):
         compiled.authorized_operations(*args)
+
+
+# --- compact grids ------------------------------------------------------------------------------
+
+GRID_PRINCIPALS = [(p, h) for p in PRINCIPALS + ["User:dave", "User:admin"] for h in ("10.0.0.1", "10.0.0.2", "10.0.0.3")]
+GRID_RESOURCES = [(rt, n) for rt in ROW_TYPES for n in NAMES + ["kafka-cluster", "zzz"]]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(acls=acls, allow_everyone=st.booleans(), super_users=st.sampled_from(["", "User:admin", "User:alice;User:admin"]))
+def test_compact_grid_is_the_dense_grid(acls, allow_everyone, super_users):
+    authorizer = StandardAuthorizer(super_users, allow_everyone)
+    authorizer.create_acls(acls)
+    compiled = CompiledAcls.from_authorizer(authorizer)
+    compact = CompactGrid.build(compiled, GRID_PRINCIPALS, GRID_RESOURCES)
+    rows = [(p, h, rt, n) for p, h in GRID_PRINCIPALS for rt, n in GRID_RESOURCES]
+    want = np.array(expected(authorizer, rows), dtype=np.int32).reshape(len(GRID_PRINCIPALS), len(GRID_RESOURCES))
+    dense = compact.dense()
+    assert (dense == want).all()
+    assert compact.bits(4, 7) == want[4, 7]
+    for bit in (1 << 3, 1 << 4, 1 << 8):
+        assert compact.count_allowed(bit) == int(((want & bit) != 0).sum())
+    # Far fewer stored values than cells: the base blocks and the exceptions.
+    assert compact.base.size + len(compact.exception_bits) <= compact.cells

@@ -1,0 +1,200 @@
+"""Compact grids: principals x resources as class tables plus exceptions, never every cell.
+
+A grid's answer factorizes. A resource's answer depends only on its class: its type and the set
+of patterns that match it. A principal's answer depends only on its class: super user or not,
+the principal if some ACL names it (else it is like anyone unnamed), and its host if some ACL
+names that host. So a grid is
+
+- ``base[resource class, host class]``: the bitfield for principals no ACL names (only
+  ``User:*`` ACLs apply to them), evaluated once per block;
+- exceptions ``(principal class, resource class) -> bitfield``: only where a named principal
+  has ACLs on a pattern of that resource class and the answer differs from the base;
+- super users: every supported operation.
+
+The exceptions stay sparse at pattern level: a principal's candidates are the resource classes
+that contain one of its own patterns. :class:`CompactGrid` answers any cell, whole rows, a
+dense matrix for small grids, and counts of allowed pairs without materializing them.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from spark_udfs.evaluator import CompiledAcls, string_column, supported_masks, type_codes
+
+_SUPER = -2
+
+
+class CompactGrid:
+    """The grid of ``principals`` (``(principal, host)`` pairs) x ``resources`` (``(resource
+    type, name)`` pairs) under ``compiled``, built with :meth:`build`."""
+
+    def __init__(self, **tables):
+        self.__dict__.update(tables)
+
+    @classmethod
+    def build(
+        cls,
+        compiled: CompiledAcls,
+        principals: Sequence[tuple[str, str]],
+        resources: Sequence[tuple[object, str]],
+    ) -> CompactGrid:
+        principal_names = string_column([p for p, _ in principals], "principals")
+        hosts = string_column([h for _, h in principals], "hosts")
+        types = type_codes([t for t, _ in resources])
+        names = string_column([n for _, n in resources], "resource names")
+
+        # Resource classes: (type, matching patterns), from the distinct resources.
+        resource_ids, class_ptr, class_patterns = compiled.classify(types, names)
+        distinct_types = np.zeros(len(class_ptr) - 1, dtype=np.int64)
+        distinct_types[resource_ids] = types
+        keys = {}
+        class_of_distinct = np.array(
+            [
+                keys.setdefault((int(distinct_types[d]), tuple(class_patterns[class_ptr[d]:class_ptr[d + 1]])), len(keys))
+                for d in range(len(class_ptr) - 1)
+            ],
+            dtype=np.int64,
+        )
+        resource_class = class_of_distinct[resource_ids]
+        representative = np.zeros(len(keys), dtype=np.int64)
+        representative[class_of_distinct] = np.arange(len(class_of_distinct))
+        class_types = distinct_types[representative]
+
+        # Principal classes: (principal id or SUPER, host id); host classes: the host ids seen.
+        principal_ids, is_super = compiled.encode_principals(principal_names)
+        host_ids = compiled.encode_hosts(hosts)
+        effective = np.where(is_super, _SUPER, principal_ids)
+        # For the base only hosts that User:* ACLs name matter; a principal's own host ACLs
+        # are found with its exceptions.
+        wildcard_hosts = compiled.wildcard_hosts()
+        base_hosts = np.where(np.isin(host_ids, wildcard_hosts), host_ids, -1)
+        host_values, host_class = np.unique(base_hosts, return_inverse=True)
+        pairs = np.stack([effective, host_ids], axis=1)
+        class_keys, principal_class = np.unique(pairs, axis=0, return_inverse=True)
+        principal_class = principal_class.reshape(-1)
+        host_class_of = {int(h): i for i, h in enumerate(host_values)}
+        class_host = np.array(
+            [host_class_of[int(h) if np.isin(h, wildcard_hosts) else -1] for h in class_keys[:, 1]], dtype=np.int64
+        )
+
+        # The base: anyone unnamed, per (resource class, host class).
+        n_rc, n_hc = len(keys), len(host_values)
+        rc_grid = np.repeat(np.arange(n_rc), n_hc)
+        hc_grid = np.tile(np.arange(n_hc), n_rc)
+        base = compiled.evaluate_ids(
+            np.full(n_rc * n_hc, -1, dtype=np.int64), host_values[hc_grid], np.zeros(n_rc * n_hc, dtype=bool),
+            class_types[rc_grid], representative[rc_grid], class_ptr, class_patterns,
+        ).reshape(n_rc, n_hc)
+
+        # Exceptions: named principals, on the resource classes that hold one of their patterns.
+        rc_of_pattern = _classes_by_pattern(representative, class_ptr, class_patterns)
+        exc_pc, exc_rc, exc_hc, exc_pid, exc_hid = [], [], [], [], []
+        for pc, (pid, hid) in enumerate(class_keys.tolist()):
+            if pid < 0:
+                continue
+            candidates = rc_of_pattern(compiled.principal_patterns(pid, hid))
+            exc_pc.append(np.full(len(candidates), pc))
+            exc_rc.append(candidates)
+            exc_hc.append(np.full(len(candidates), class_host[pc]))
+            exc_pid.append(np.full(len(candidates), pid))
+            exc_hid.append(np.full(len(candidates), hid))
+        exception_pc, exception_rc, exception_bits = _concat_exceptions(
+            compiled, base, class_types, representative, class_ptr, class_patterns,
+            exc_pc, exc_rc, exc_hc, exc_pid, exc_hid,
+        )
+        return cls(
+            principals=list(principals),
+            resources=list(resources),
+            resource_class=resource_class,
+            principal_class=principal_class,
+            host_class=host_class.reshape(-1),
+            class_is_super=class_keys[:, 0] == _SUPER,
+            class_host=class_host,
+            base=base,
+            supported=supported_masks(class_types),
+            exception_pc=exception_pc,
+            exception_rc=exception_rc,
+            exception_bits=exception_bits,
+            _exceptions={(int(p), int(r)): int(b) for p, r, b in zip(exception_pc, exception_rc, exception_bits)},
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"CompactGrid({len(self.principals)} principals x {len(self.resources)} resources: "
+            f"{len(self.class_is_super)} principal classes, {len(self.base)} resource classes, "
+            f"{len(self.exception_bits)} exceptions)"
+        )
+
+    @property
+    def cells(self) -> int:
+        return len(self.principals) * len(self.resources)
+
+    def bits(self, principal_index: int, resource_index: int) -> int:
+        """The bitfield of one cell."""
+        pc = int(self.principal_class[principal_index])
+        rc = int(self.resource_class[resource_index])
+        if self.class_is_super[pc]:
+            return int(self.supported[rc])
+        found = self._exceptions.get((pc, rc))
+        return int(self.base[rc, self.class_host[pc]]) if found is None else found
+
+    def dense(self) -> np.ndarray:
+        """Every cell, principals x resources (int32): only for grids that fit in memory."""
+        out = self.base[self.resource_class[None, :], self.host_class[:, None]].astype(np.int32)
+        for pc, rc, bits in zip(self.exception_pc, self.exception_rc, self.exception_bits):
+            rows = np.flatnonzero(self.principal_class == pc)
+            cols = np.flatnonzero(self.resource_class == rc)
+            out[np.ix_(rows, cols)] = bits
+        super_rows = np.flatnonzero(self.class_is_super[self.principal_class])
+        out[super_rows] = self.supported[self.resource_class][None, :]
+        return out
+
+    def count_allowed(self, operation_bit: int) -> int:
+        """How many cells allow the operation whose bit is ``operation_bit`` (``1 << code``),
+        from the class tables: no cell is materialized."""
+        principals_per_class = np.bincount(self.principal_class, minlength=len(self.class_is_super))
+        resources_per_class = np.bincount(self.resource_class, minlength=len(self.base))
+        has = (self.base & operation_bit) != 0
+        # Per host class, the resources whose base allows it; then per principal class.
+        allowed_per_host = (has * resources_per_class[:, None]).sum(axis=0)
+        total = int((principals_per_class * allowed_per_host[self.class_host])[~self.class_is_super].sum())
+        total += int(principals_per_class[self.class_is_super].sum() * resources_per_class[(self.supported & operation_bit) != 0].sum())
+        for pc, rc, bits in zip(self.exception_pc, self.exception_rc, self.exception_bits):
+            change = int((bits & operation_bit) != 0) - int(has[rc, self.class_host[pc]])
+            total += change * int(principals_per_class[pc]) * int(resources_per_class[rc])
+        return total
+
+
+def _classes_by_pattern(representative, class_ptr, class_patterns):
+    """A function from pattern ids to the (distinct, sorted) resource classes containing them."""
+    counts = class_ptr[representative + 1] - class_ptr[representative]
+    rc = np.repeat(np.arange(len(representative)), counts)
+    starts = np.repeat(class_ptr[representative], counts)
+    offsets = np.arange(len(rc)) - np.repeat(np.cumsum(counts) - counts, counts)
+    patterns = class_patterns[starts + offsets] if len(rc) else np.zeros(0, dtype=np.int64)
+    order = np.argsort(patterns, kind="stable")
+    patterns, rc = patterns[order], rc[order]
+
+    def classes(wanted: np.ndarray) -> np.ndarray:
+        low = np.searchsorted(patterns, wanted, side="left")
+        high = np.searchsorted(patterns, wanted, side="right")
+        if not len(wanted):
+            return np.zeros(0, dtype=np.int64)
+        return np.unique(np.concatenate([rc[a:b] for a, b in zip(low, high)] or [np.zeros(0, dtype=np.int64)]))
+
+    return classes
+
+
+def _concat_exceptions(compiled, base, class_types, representative, class_ptr, class_patterns,
+                       exc_pc, exc_rc, exc_hc, exc_pid, exc_hid):
+    if not exc_pc:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty.astype(np.int32)
+    pc, rc, hc, pid, hid = (np.concatenate(part).astype(np.int64) for part in (exc_pc, exc_rc, exc_hc, exc_pid, exc_hid))
+    bits = compiled.evaluate_ids(pid, hid, np.zeros(len(pc), dtype=bool), class_types[rc], representative[rc],
+                                 class_ptr, class_patterns)
+    differs = bits != base[rc, hc]
+    return pc[differs], rc[differs], bits[differs]
