@@ -108,6 +108,7 @@ class CompactGrid:
         return cls(
             principals=list(principals),
             resources=list(resources),
+            resource_types=types,
             resource_class=resource_class,
             principal_class=principal_class,
             host_class=host_class.reshape(-1),

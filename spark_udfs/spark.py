@@ -11,18 +11,20 @@ from __future__ import annotations
 import os
 import shutil
 
+import attrs
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.functions import arrow_udf
 from pyspark.sql.types import IntegerType
 
-from kafkasec.acl import AclBinding, AclOperation
+from kafkasec.acl import AclBinding, AclOperation, ResourceType
 from kafkasec.authorizer.standard import StandardAuthorizer
+from spark_udfs.compact import CompactGrid
 from spark_udfs.evaluator import CompiledAcls
 
 ARROW_BATCH_ROWS = 100_000
-OUTPUTS = ("dense", "allowed")
+OUTPUTS = ("dense", "allowed", "compact")
 _OPERATIONS = [op for op in AclOperation if op not in (AclOperation.UNKNOWN, AclOperation.ANY, AclOperation.ALL)]
 
 
@@ -81,6 +83,96 @@ def operation_names(bitfield: Column | str) -> Column:
     ]))
 
 
+MAX_CLASS_VALUES = 50_000_000
+"""Above this many base values plus exceptions, grid() evaluates pairs with the Arrow UDF
+instead of shipping class tables (the tables would no longer be small)."""
+
+
+@attrs.frozen
+class CompactFrames:
+    """A compact grid as four DataFrames that the JVM joins on integer class ids.
+
+    ``principals`` (principal, host, pc, hc, super), ``resources`` (resource_type as its code,
+    resource_name, rc, supported), ``base`` (rc, hc, operations) and ``exceptions`` (pc, rc,
+    operations): a cell is its exception if there is one, else its base block; a super user's
+    cells are ``supported``.
+    """
+
+    principals: DataFrame
+    resources: DataFrame
+    base: DataFrame
+    exceptions: DataFrame
+
+    def dense(self) -> DataFrame:
+        """Every cell: (principal, host, resource_type, resource_name, operations)."""
+        pairs = self.principals.crossJoin(self.resources)
+        pairs = pairs.join(F.broadcast(self.base), ["rc", "hc"]).withColumnRenamed("operations", "base_operations")
+        pairs = pairs.join(F.broadcast(self.exceptions), ["pc", "rc"], "left")
+        operations = F.when(F.col("super"), F.col("supported")).otherwise(
+            F.coalesce(F.col("operations"), F.col("base_operations"))
+        )
+        return pairs.select(*_CELL_COLUMNS[:4], operations.alias("operations"))
+
+    def allowed(self, operation: AclOperation | str | int) -> DataFrame:
+        """The cells that allow ``operation``, built by joins on class ids: base blocks that
+        allow it, minus exceptions that do not, plus exceptions that do where the base does
+        not, plus super users; never the whole grid."""
+        bit = F.lit(1 << _operation(operation))
+
+        def has(column: str) -> Column:
+            return F.col(column).bitwiseAND(bit) != 0
+
+        ordinary = self.principals.where(~F.col("super"))
+        base_allowed = F.broadcast(self.base.where(has("operations")))
+        from_base = self.resources.join(base_allowed, "rc").join(ordinary, "hc")
+        exceptions = self.exceptions.join(
+            F.broadcast(self.principals.select("pc", "hc").distinct()), "pc"
+        ).join(F.broadcast(self.base.withColumnRenamed("operations", "base_operations")), ["rc", "hc"])
+        revoked = exceptions.where(~has("operations")).select("pc", "rc")
+        granted = exceptions.where(has("operations") & ~has("base_operations")).select("pc", "rc", "operations")
+        from_base = from_base.join(F.broadcast(revoked), ["pc", "rc"], "left_anti")
+        from_exceptions = ordinary.join(F.broadcast(granted), "pc").join(self.resources, "rc")
+        from_super = self.principals.where(F.col("super")).crossJoin(
+            self.resources.where(has("supported"))
+        ).withColumn("operations", F.col("supported"))
+        return (
+            from_base.select(*_CELL_COLUMNS)
+            .unionByName(from_exceptions.select(*_CELL_COLUMNS))
+            .unionByName(from_super.select(*_CELL_COLUMNS))
+        )
+
+
+_CELL_COLUMNS = ("principal", "host", "resource_type", "resource_name", "operations")
+
+
+def compact_frames(spark: SparkSession, compact: CompactGrid) -> CompactFrames:
+    """A driver-side CompactGrid as DataFrames."""
+    principals = spark.createDataFrame(
+        [
+            (p, h, int(pc), int(compact.class_host[pc]), bool(compact.class_is_super[pc]))
+            for (p, h), pc in zip(compact.principals, compact.principal_class.tolist())
+        ],
+        "principal string, host string, pc int, hc int, super boolean",
+    )
+    resources = spark.createDataFrame(
+        [
+            (int(code), name, int(rc), int(compact.supported[rc]))
+            for code, (_type, name), rc in zip(compact.resource_types.tolist(), compact.resources, compact.resource_class.tolist())
+        ],
+        "resource_type int, resource_name string, rc int, supported int",
+    )
+    n_rc, n_hc = compact.base.shape
+    base = spark.createDataFrame(
+        [(rc, hc, int(compact.base[rc, hc])) for rc in range(n_rc) for hc in range(n_hc)],
+        "rc int, hc int, operations int",
+    )
+    exceptions = spark.createDataFrame(
+        list(zip(compact.exception_pc.tolist(), compact.exception_rc.tolist(), compact.exception_bits.tolist())),
+        "pc int, rc int, operations int",
+    )
+    return CompactFrames(principals, resources, base, exceptions)
+
+
 def grid(
     spark: SparkSession,
     acls,
@@ -89,32 +181,61 @@ def grid(
     *,
     output: str = "dense",
     operation: AclOperation | str | int | None = None,
-) -> DataFrame:
+):
     """Every (principal, host) of ``principals`` against every (resource_type, resource_name)
-    of ``resources``, with the ``operations`` bitfield.
+    of ``resources``, by factorization: the distinct principals and resources are classified on
+    the driver, each class block is evaluated once (:class:`CompactGrid`), and the JVM expands
+    the classes with integer joins.
 
-    ``output="dense"``: every pair; ``output="allowed"``: only the pairs allowed ``operation``.
-    ``principals`` needs a ``principal`` column (``Type:name``) and may have ``host`` (default
-    ``0.0.0.0``, an address no ACL names unless you do); ``resources`` needs ``resource_type``
-    (code or name) and ``resource_name``.
+    ``output="dense"``: every pair with its ``operations`` bitfield; ``"allowed"``: only the
+    pairs allowed ``operation``; ``"compact"``: the class tables as :class:`CompactFrames`, for
+    grids too large to materialize. ``principals`` needs ``principal`` (``Type:name``) and may
+    have ``host`` (default ``0.0.0.0``, an address no ACL names unless you do); ``resources``
+    needs ``resource_type`` (code or name) and ``resource_name``. Output rows carry the resource
+    type as its code. When the class tables would hold more than :data:`MAX_CLASS_VALUES`
+    values, dense and allowed grids are evaluated pair by pair with the Arrow UDF instead.
     """
     if output not in OUTPUTS:
         raise ValueError(f"output must be one of {', '.join(OUTPUTS)}, not {output!r}")
     if output == "allowed":
         if operation is None:
             raise ValueError('output="allowed" needs the operation to look for')
-        operation = AclOperation.coerce(operation)
-        if operation not in _OPERATIONS:
-            raise ValueError(f"{operation.name} is a filter value, not an operation a pair can be allowed")
+        operation = _operation(operation)
     for frame, needed in ((principals, ("principal",)), (resources, ("resource_type", "resource_name"))):
         missing = [name for name in needed if name not in frame.columns]
         if missing:
             raise ValueError(f"missing column(s) {', '.join(missing)}; the frame has {', '.join(frame.columns)}")
     if "host" not in principals.columns:
         principals = principals.withColumn("host", F.lit("0.0.0.0"))
-    udf = authorized_operations_udf(spark, acls)
+    compiled = compile_acls(acls)
+    principal_rows = [(r.principal, r.host) for r in principals.select("principal", "host").distinct().collect()]
+    resource_rows = [(r.resource_type, r.resource_name) for r in resources.select("resource_type", "resource_name").distinct().collect()]
+    compact = CompactGrid.build(compiled, principal_rows, resource_rows)
+    if output == "compact":
+        return compact_frames(spark, compact)
+    if compact.base.size + len(compact.exception_bits) > MAX_CLASS_VALUES:
+        return _grid_by_udf(spark, compiled, principals, resources, operation if output == "allowed" else None)
+    frames = compact_frames(spark, compact)
+    return frames.allowed(operation) if output == "allowed" else frames.dense()
+
+
+def _grid_by_udf(spark, compiled, principals, resources, operation):
+    udf = authorized_operations_udf(spark, compiled)
+    # Resource types as codes, as the factorized path gives them.
+    codes = F.create_map(*[item for rt in ResourceType for item in (F.lit(rt.name), F.lit(int(rt)))])
+    resources = resources.withColumn(
+        "resource_type",
+        F.coalesce(F.col("resource_type").try_cast("int"), codes[F.upper(F.col("resource_type").cast("string"))]),
+    )
     pairs = principals.select("principal", "host").crossJoin(resources.select("resource_type", "resource_name"))
     evaluated = pairs.withColumn("operations", udf("principal", "host", "resource_type", "resource_name"))
-    if output == "allowed":
+    if operation is not None:
         evaluated = evaluated.where(F.col("operations").bitwiseAND(F.lit(1 << operation)) != 0)
     return evaluated
+
+
+def _operation(operation) -> AclOperation:
+    operation = AclOperation.coerce(operation)
+    if operation not in _OPERATIONS:
+        raise ValueError(f"{operation.name} is a filter value, not an operation a pair can be allowed")
+    return operation

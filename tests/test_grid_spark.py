@@ -3,7 +3,7 @@ StandardAuthorizer.authorized_operations pair by pair."""
 
 import pytest
 from kafkasec import AclBinding, KafkaPrincipal, KafkaSecurity, RequestContext, ResourcePattern, StandardAuthorizer
-from kafkasec.acl import bitfield_to_operations, operations_to_bitfield
+from kafkasec.acl import AclOperation, ResourceType, bitfield_to_operations, operations_to_bitfield
 from spark_udfs.spark import authorized_operations_udf, compile_acls, grid, local_session, operation_names
 
 ACLS = [
@@ -63,13 +63,35 @@ def test_allowed_grid_keeps_the_pairs_with_the_operation(spark, authorizer):
     principals = spark.createDataFrame(PRINCIPALS, "principal string, host string")
     resources = spark.createDataFrame(RESOURCES, "resource_type string, resource_name string")
     readers = grid(spark, authorizer, principals, resources, output="allowed", operation="READ")
-    got = {(r.principal, r.host, r.resource_type, r.resource_name) for r in readers.collect()}
+    got = {(r.principal, r.host, r.resource_type, r.resource_name, r.operations) for r in readers.collect()}
     want = {
-        (p, h, rt, n) for p, h in PRINCIPALS for rt, n in RESOURCES
+        (p, h, int(ResourceType.coerce(rt)), n, expected(authorizer, p, h, rt, n)) for p, h in PRINCIPALS for rt, n in RESOURCES
         if expected(authorizer, p, h, rt, n) & (1 << 3)
     }
-    assert got == want and ("User:alice", "10.0.0.1", "TOPIC", "orders-eu") in got
-    assert ("User:alice", "10.0.0.1", "TOPIC", "orders-secret") not in got   # DENY beats ALLOW
+    assert got == want
+    pairs = {cell[:4] for cell in got}
+    assert ("User:alice", "10.0.0.1", 2, "orders-eu") in pairs
+    assert ("User:alice", "10.0.0.1", 2, "orders-secret") not in pairs   # DENY beats ALLOW
+    assert ("User:admin", "10.0.0.9", 2, "orders-secret") in pairs      # a super user
+
+
+def test_factorized_and_pair_by_pair_grids_agree(spark, authorizer, monkeypatch):
+    import spark_udfs.spark as module
+
+    principals = spark.createDataFrame(PRINCIPALS, "principal string, host string")
+    resources = spark.createDataFrame(RESOURCES, "resource_type string, resource_name string")
+    cells = {tuple(r) for r in grid(spark, authorizer, principals, resources).collect()}
+    compact = grid(spark, authorizer, principals, resources, output="compact")
+    assert {tuple(r) for r in compact.dense().collect()} == cells
+    assert compact.base.count() < len(cells)
+    for operation in ("READ", "WRITE", "DESCRIBE", "ALTER_CONFIGS"):
+        bit = 1 << int(AclOperation.coerce(operation))
+        allowed = {tuple(r) for r in compact.allowed(operation).collect()}
+        assert allowed == {cell for cell in cells if cell[4] & bit}, operation
+    monkeypatch.setattr(module, "MAX_CLASS_VALUES", 0)  # too large: the Arrow UDF path
+    assert {tuple(r) for r in grid(spark, authorizer, principals, resources).collect()} == cells
+    by_udf = {tuple(r) for r in grid(spark, authorizer, principals, resources, output="allowed", operation="READ").collect()}
+    assert by_udf == {cell for cell in cells if cell[4] & (1 << 3)}
 
 
 def test_grid_from_a_kafkasec_state_and_without_hosts(spark, tmp_path):
@@ -79,6 +101,10 @@ def test_grid_from_a_kafkasec_state_and_without_hosts(spark, tmp_path):
         resources = spark.createDataFrame([(2, "orders-eu")], "resource_type int, resource_name string")
         rows = {r.principal: r.operations for r in grid(spark, security, principals, resources).collect()}
     assert rows == {"User:alice": operations_to_bitfield(["READ", "DESCRIBE"]), "User:zed": 0}
+    # With a compact output too: the class tables, expanded by joins.
+    with KafkaSecurity.from_config({"kafkasec.state.path": str(tmp_path / "state.db")}) as security:
+        compact = grid(spark, security, principals, resources, output="compact")
+        assert {r.principal: r.operations for r in compact.dense().collect()} == rows
 
 
 def test_bad_grid_requests_are_clear_errors(spark, authorizer):
