@@ -28,8 +28,9 @@ OUTPUTS = ("dense", "allowed", "compact")
 _OPERATIONS = [op for op in AclOperation if op not in (AclOperation.UNKNOWN, AclOperation.ANY, AclOperation.ALL)]
 
 
-def local_session(master: str = "local[*]", app_name: str = "kafkasec-grid") -> SparkSession:
-    """A SparkSession for grids; a clear error when Java is missing (Spark needs Java 17+)."""
+def local_session(master: str = "local[*]", app_name: str = "kafkasec-grid", *, progress: bool = False) -> SparkSession:
+    """A SparkSession for grids (or the one already running); a clear error when Java is
+    missing (Spark needs Java 17+). ``progress`` shows Spark's console progress bar."""
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         raise RuntimeError("Spark needs Java 17 or newer: install a JDK or set JAVA_HOME")
     session = (
@@ -37,7 +38,7 @@ def local_session(master: str = "local[*]", app_name: str = "kafkasec-grid") -> 
         .appName(app_name)
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(ARROW_BATCH_ROWS))
         .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.ui.showConsoleProgress", str(progress).lower())
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
@@ -239,3 +240,33 @@ def _operation(operation) -> AclOperation:
     if operation not in _OPERATIONS:
         raise ValueError(f"{operation.name} is a filter value, not an operation a pair can be allowed")
     return operation
+
+
+def who_can(
+    spark: SparkSession,
+    acls,
+    operation: AclOperation | str | int,
+    resource_type: ResourceType | str | int,
+    resource_name: str,
+    principals: DataFrame,
+) -> DataFrame:
+    """The (principal, host) rows of ``principals`` allowed ``operation`` on one resource."""
+    resources = spark.createDataFrame([(int(ResourceType.coerce(resource_type)), resource_name)],
+                                      "resource_type int, resource_name string")
+    return grid(spark, acls, principals, resources, output="allowed", operation=operation).select("principal", "host")
+
+
+def diff(spark: SparkSession, before_acls, after_acls, principals: DataFrame, resources: DataFrame) -> DataFrame:
+    """What-if: the pairs whose operations change from ``before_acls`` to ``after_acls``, with
+    ``before`` and ``after`` bitfields and the ``gained`` and ``lost`` operation names.
+
+    Both grids are factorized; the JVM joins their dense forms on the pair and keeps the
+    changed cells, so the cost is that of two dense grids."""
+    keys = ["principal", "host", "resource_type", "resource_name"]
+    before = grid(spark, before_acls, principals, resources).withColumnRenamed("operations", "before")
+    after = grid(spark, after_acls, principals, resources).withColumnRenamed("operations", "after")
+    changed = before.join(after, keys).where(F.col("before") != F.col("after"))
+    gained = F.col("after").bitwiseAND(F.bitwise_not(F.col("before")))
+    lost = F.col("before").bitwiseAND(F.bitwise_not(F.col("after")))
+    return changed.select(*keys, "before", "after", operation_names(gained).alias("gained"),
+                          operation_names(lost).alias("lost"))

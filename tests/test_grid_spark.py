@@ -1,10 +1,12 @@
 """The evaluator on a real local SparkSession: the Arrow UDF and grids agree with
 StandardAuthorizer.authorized_operations pair by pair."""
 
+import os
+
 import pytest
 from kafkasec import AclBinding, KafkaPrincipal, KafkaSecurity, RequestContext, ResourcePattern, StandardAuthorizer
 from kafkasec.acl import AclOperation, ResourceType, bitfield_to_operations, operations_to_bitfield
-from spark_udfs.spark import authorized_operations_udf, compile_acls, grid, local_session, operation_names
+from spark_udfs.spark import authorized_operations_udf, compile_acls, diff, grid, local_session, operation_names, who_can
 
 ACLS = [
     AclBinding.of("TOPIC", "orders-", "PREFIXED", "User:alice", "*", "READ", "ALLOW"),
@@ -126,3 +128,58 @@ def test_bad_grid_requests_are_clear_errors(spark, authorizer):
     udf = authorized_operations_udf(spark, authorizer)
     with pytest.raises(Exception, match="not a concrete resource type"):
         frame.select(udf("principal", "host", "resource_type", "resource_name")).collect()
+
+
+def test_who_can_and_diff(spark, authorizer):
+    principals = spark.createDataFrame(PRINCIPALS, "principal string, host string")
+    resources = spark.createDataFrame(RESOURCES, "resource_type string, resource_name string")
+    readers = {(r.principal, r.host) for r in who_can(spark, authorizer, "READ", "TOPIC", "orders-eu", principals).collect()}
+    assert readers == {(p, h) for p, h in PRINCIPALS if expected(authorizer, p, h, "TOPIC", "orders-eu") & (1 << 3)}
+    assert ("User:alice", "10.0.0.1") in readers
+    after = StandardAuthorizer("User:admin")
+    after.create_acls(ACLS + [AclBinding.of("TOPIC", "payments", "LITERAL", "User:dave", "*", "WRITE", "ALLOW")])
+    after.delete_acls([ACLS[0].to_filter()])  # alice's READ on the orders- prefix
+    changes = {(r.principal, r.host, r.resource_name): (r.gained, r.lost) for r in diff(spark, authorizer, after, principals, resources).collect()}
+    assert changes == {
+        ("User:dave", "10.0.0.1", "payments"): (["WRITE", "DESCRIBE"], []),
+        ("User:alice", "10.0.0.1", "orders-eu"): ([], ["READ", "DESCRIBE"]),
+    }
+
+
+def test_kafkasec_grid_command_reads_csv_and_writes_parquet_and_csv(spark, tmp_path, capsys):
+    from kafkasec.cli import main
+
+    state = str(tmp_path / "state.db")
+    with KafkaSecurity(state_path=state) as security:
+        security.create_acls(ACLS)
+    (tmp_path / "principals.csv").write_text("principal,host\n" + "".join(f"{p},{h}\n" for p, h in PRINCIPALS))
+    (tmp_path / "resources.csv").write_text("resource_type,resource_name\n" + "".join(f"{t},{n}\n" for t, n in RESOURCES))
+    common = ["--state", state, "grid", "--principals", str(tmp_path / "principals.csv"),
+              "--resources", str(tmp_path / "resources.csv")]
+    assert main(common + ["--output", str(tmp_path / "dense")]) == 0
+    cells = spark.read.parquet(str(tmp_path / "dense")).collect()
+    assert len(cells) == len(PRINCIPALS) * len(RESOURCES)
+    reference = StandardAuthorizer()
+    reference.create_acls(ACLS)
+    for row in cells:
+        assert row.operations == expected(reference, row.principal, row.host, row.resource_type, row.resource_name)
+    assert main(common + ["--output", str(tmp_path / "readers"), "--format", "csv", "--output-type", "allowed",
+                          "--operation", "Read"]) == 0
+    readers = spark.read.option("header", True).csv(str(tmp_path / "readers")).collect()
+    assert {(r.principal, r.resource_name) for r in readers} >= {("User:alice", "orders-eu")}
+    assert main(common + ["--output", str(tmp_path / "compact"), "--output-type", "compact"]) == 0
+    assert sorted(os.listdir(tmp_path / "compact")) == ["base", "exceptions", "principals", "resources"]
+    assert "wrote the compact grid" in capsys.readouterr().out
+
+
+def test_kafkasec_grid_refuses_bad_command_lines(tmp_path, capsys):
+    from kafkasec.cli import main
+
+    (tmp_path / "p.csv").write_text("principal\nUser:a\n")
+    base = ["--state", str(tmp_path / "s.db"), "grid", "--principals", str(tmp_path / "p.csv"), "--output", str(tmp_path / "o")]
+    assert main(base + ["--resources", str(tmp_path / "missing.csv")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert main(base + ["--resources", str(tmp_path / "p.csv"), "--output-type", "allowed"]) == 2
+    assert "needs --operation" in capsys.readouterr().err
+    assert main(base + ["--resources", str(tmp_path / "p.csv"), "--operation", "Read"]) == 2
+    assert not (tmp_path / "o").exists()

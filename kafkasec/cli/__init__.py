@@ -10,7 +10,7 @@ import sys
 from typing import Sequence
 
 from kafkasec import __version__
-from kafkasec.cli import acls, principal, scram, tokens
+from kafkasec.cli import acls, grid, principal, scram, tokens
 from kafkasec.cli.options import (
     ArgumentParser,
     CommandError,
@@ -36,6 +36,7 @@ def build_parser() -> ArgumentParser:
     principal.register(commands)
     scram.register(commands)
     tokens.register(commands)
+    grid.register(commands)
     return parser
 
 

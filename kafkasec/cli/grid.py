@@ -1,0 +1,81 @@
+"""``kafkasec grid``: who can do what, over principals x resources, on Spark.
+
+The ACLs come from the state file (``--state``); principals and resources from CSV (with a
+header) or Parquet files; the grid goes to Parquet or CSV. Runs on ``local[*]`` unless
+``--master`` names a cluster. docs/grids.md describes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from kafkasec.cli.config import open_security
+from kafkasec.cli.options import UsageError, global_options, operation_argument
+
+OUTPUT_TYPES = ("dense", "allowed", "compact")
+FORMATS = ("parquet", "csv")
+
+
+def register(commands) -> None:
+    """Add ``grid`` to the top-level subparsers."""
+    parser = commands.add_parser(
+        "grid",
+        help="evaluate the ACLs over principals x resources on Spark",
+        description="Write who can do what over every principal x resource pair, by the ACLs in the state file.",
+        parents=[global_options(argparse.SUPPRESS)],
+    )
+    parser.add_argument("--principals", required=True, metavar="FILE",
+                        help="CSV (with a header) or Parquet: a principal column (Type:name), optionally host")
+    parser.add_argument("--resources", required=True, metavar="FILE",
+                        help="CSV (with a header) or Parquet: resource_type (name or code) and resource_name")
+    parser.add_argument("--output", required=True, metavar="DIR", help="where to write the grid (a directory)")
+    parser.add_argument("--format", choices=FORMATS, default="parquet", help="the output format (default parquet)")
+    parser.add_argument("--output-type", choices=OUTPUT_TYPES, default="dense",
+                        help="dense: every pair; allowed: pairs allowed --operation; compact: class tables")
+    parser.add_argument("--operation", type=operation_argument, help="with --output-type allowed: the operation")
+    parser.add_argument("--master", default="local[*]", help="the Spark master (default local[*])")
+    parser.add_argument("--progress", action="store_true", help="show Spark's progress bar")
+    parser.set_defaults(run=run_grid)
+
+
+def run_grid(args) -> int:
+    if args.output_type == "allowed" and args.operation is None:
+        raise UsageError("--output-type allowed needs --operation")
+    if args.output_type != "allowed" and args.operation is not None:
+        raise UsageError('Option "--operation" needs "--output-type allowed"')
+    for path in (args.principals, args.resources):
+        if not os.path.exists(path):
+            raise UsageError(f"no such file: {path}")
+    try:
+        from pyspark.sql import SparkSession
+
+        from spark_udfs.spark import grid, local_session
+    except ImportError as error:
+        raise UsageError(f"kafkasec grid needs the 'spark' extra (pip install 'kafkasec[spark]'): {error}") from None
+    already_running = SparkSession.getActiveSession() is not None
+    spark = local_session(args.master, "kafkasec-grid", progress=args.progress)
+    try:
+        principals, resources = _read(spark, args.principals), _read(spark, args.resources)
+        with open_security(args) as security:
+            result = grid(spark, security, principals, resources, output=args.output_type, operation=args.operation)
+        frames = (
+            {name: getattr(result, name) for name in ("principals", "resources", "base", "exceptions")}
+            if args.output_type == "compact"
+            else {"": result}
+        )
+        for name, frame in frames.items():
+            writer = frame.write.mode("overwrite")
+            target = os.path.join(args.output, name) if name else args.output
+            (writer.option("header", True).csv(target) if args.format == "csv" else writer.parquet(target))
+        print(f"wrote the {args.output_type} grid to {args.output} ({args.format})")
+        return 0
+    finally:
+        if not already_running:
+            spark.stop()
+
+
+def _read(spark, path: str):
+    if path.endswith(".parquet") or os.path.isdir(path):
+        return spark.read.parquet(path)
+    return spark.read.option("header", True).csv(path)
