@@ -1,7 +1,7 @@
 """The end-to-end demo on the embedded defaults: SQLite state, the in-process authorizer, the
 reference plugins (group file, JSON-lines audit), KIP-590 forwarding between two in-process
 nodes, SCRAM users and a SASL/SCRAM login, a delegation token's life, an ACL grid on local
-Spark, and the `kafkasec` command.
+Spark with its HTML report, and the `kafkasec` command.
 
 Run: python examples/demo.py [--dir DIR]   (DIR is wiped and reused; default ./demo-state)
 
@@ -247,7 +247,7 @@ def expire_token(workdir: Path, hmac: str) -> None:
     print("  " + expired.stdout.strip().replace("\n", "\n  "))
 
 
-def spark_grid(security: KafkaSecurity) -> None:
+def spark_grid(security: KafkaSecurity, workdir: Path) -> None:
     step("Who can do what, on local Spark: a grid of principals x topics and groups")
     from spark_udfs.spark import grid, local_session, operation_names
 
@@ -266,6 +266,11 @@ def spark_grid(security: KafkaSecurity) -> None:
         cells = grid(spark, security, principals, resources).withColumn("names", operation_names("operations"))
         for row in cells.where("operations != 0").orderBy("principal", "resource_name").collect():
             print(f"  {row.principal:11} {row.resource_type}:{row.resource_name:14} {', '.join(row.names)}")
+        from spark_udfs.report import html_report
+
+        summaries = html_report(security.authorizer, [tuple(r) for r in principals.collect()],
+                                [tuple(r) for r in resources.collect()], str(workdir / "acl-report.html"))
+        print(f"  HTML report: {workdir / 'acl-report.html'}; most privileged: {summaries['most_privileged'][0][0]}")
         readers = grid(spark, security, principals, resources, output="allowed", operation="READ")
         expect("pairs allowed READ", sorted((r.principal, r.resource_name) for r in readers.collect()),
                [("User:alice", "billing"), ("User:bob", "billing"), ("User:carol", "billing"), ("User:carol", "payments"),
@@ -330,7 +335,7 @@ def main() -> None:
         forwarded_acl_change(security, workdir)
         scram_login(security)
         token_hmac = delegation_token(security)
-        spark_grid(security)
+        spark_grid(security, workdir)
         # Three identical denied requests: the audit plugin writes them as one line, count 3.
         bob = RequestContext(KafkaPrincipal.user("bob"), "10.0.0.1")
         for _ in range(3):

@@ -90,7 +90,7 @@ class CompactGrid:
         ).reshape(n_rc, n_hc)
 
         # Exceptions: named principals, on the resource classes that hold one of their patterns.
-        rc_of_pattern = _classes_by_pattern(representative, class_ptr, class_patterns)
+        rc_of_pattern = classes_by_pattern(representative, class_ptr, class_patterns)
         exc_pc, exc_rc, exc_hc, exc_pid, exc_hid = [], [], [], [], []
         for pc, (pid, hid) in enumerate(class_keys.tolist()):
             if pid < 0:
@@ -109,6 +109,10 @@ class CompactGrid:
             principals=list(principals),
             resources=list(resources),
             resource_types=types,
+            class_types=class_types,
+            representative=representative,
+            class_ptr=class_ptr,
+            class_patterns=class_patterns,
             resource_class=resource_class,
             principal_class=principal_class,
             host_class=host_class.reshape(-1),
@@ -169,7 +173,31 @@ class CompactGrid:
         return total
 
 
-def _classes_by_pattern(representative, class_ptr, class_patterns):
+    def principals_allowed(self, operation_bit: int) -> np.ndarray:
+        """Per resource class, how many of the grid's principals the operation is allowed to."""
+        per_class = np.bincount(self.principal_class, minlength=len(self.class_is_super))
+        ordinary = ~self.class_is_super
+        per_host = np.bincount(self.class_host[ordinary], weights=per_class[ordinary], minlength=self.base.shape[1])
+        counts = ((self.base & operation_bit) != 0).astype(np.int64) @ per_host.astype(np.int64)
+        counts += int(per_class[self.class_is_super].sum()) * ((self.supported & operation_bit) != 0)
+        base_bit = (self.base[self.exception_rc, self.class_host[self.exception_pc]] & operation_bit) != 0
+        change = ((self.exception_bits & operation_bit) != 0).astype(np.int64) - base_bit
+        np.add.at(counts, self.exception_rc, change * per_class[self.exception_pc])
+        return counts
+
+    def grants_per_principal_class(self) -> np.ndarray:
+        """Per principal class, its (resource, operation) grants summed over the grid's resources."""
+        per_resource_class = np.bincount(self.resource_class, minlength=len(self.base)).astype(np.int64)
+        per_host = per_resource_class @ np.bitwise_count(self.base).astype(np.int64)
+        grants = per_host[self.class_host].astype(np.int64)
+        grants[self.class_is_super] = int(per_resource_class @ np.bitwise_count(self.supported).astype(np.int64))
+        base = self.base[self.exception_rc, self.class_host[self.exception_pc]]
+        change = np.bitwise_count(self.exception_bits).astype(np.int64) - np.bitwise_count(base)
+        np.add.at(grants, self.exception_pc, change * per_resource_class[self.exception_rc])
+        return grants
+
+
+def classes_by_pattern(representative, class_ptr, class_patterns):
     """A function from pattern ids to the (distinct, sorted) resource classes containing them."""
     counts = class_ptr[representative + 1] - class_ptr[representative]
     rc = np.repeat(np.arange(len(representative)), counts)

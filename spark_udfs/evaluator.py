@@ -211,6 +211,19 @@ class CompiledAcls:
         ids = np.array([self._hosts.get(v, _NO_HOST) for v in encoded.dictionary.to_pylist()] or [0], dtype=np.int64)
         return ids[encoded.indices.to_numpy(zero_copy_only=False)]
 
+    def pattern_id(self, resource_type, name: str, prefixed: bool) -> int | None:
+        """The id of the pattern (type, name, LITERAL or PREFIXED), or None if it has no ACLs."""
+        table = self._prefixed if prefixed else self._literal
+        return table.get(int(resource_type), {}).get(name)
+
+    def principal_id(self, principal: str) -> int:
+        """The id of a principal (``Type:name``) that ACLs name, else -1."""
+        return self._principals.get(principal, -1)
+
+    def host_id(self, host: str) -> int:
+        """The id of a host that ACLs name (``*`` is 0), else -1."""
+        return self._hosts.get(host, _NO_HOST)
+
     def wildcard_hosts(self) -> np.ndarray:
         """The ids of the specific hosts that ``User:*`` ACLs name (host ``*`` is id 0)."""
         w = self._wildcard_principal

@@ -121,5 +121,10 @@ def test_compact_grid_is_the_dense_grid(acls, allow_everyone, super_users):
     assert compact.bits(4, 7) == want[4, 7]
     for bit in (1 << 3, 1 << 4, 1 << 8):
         assert compact.count_allowed(bit) == int(((want & bit) != 0).sum())
+    # Per-class summaries agree with the dense grid.
+    per_resource = compact.principals_allowed(1 << 3)[compact.resource_class]
+    assert per_resource.tolist() == ((want & (1 << 3)) != 0).sum(axis=0).tolist()
+    grants = compact.grants_per_principal_class()[compact.principal_class]
+    assert grants.tolist() == np.bitwise_count(want).sum(axis=1).tolist()
     # Far fewer stored values than cells: the base blocks and the exceptions.
     assert compact.base.size + len(compact.exception_bits) <= compact.cells

@@ -167,7 +167,9 @@ def test_kafkasec_grid_command_reads_csv_and_writes_parquet_and_csv(spark, tmp_p
                           "--operation", "Read"]) == 0
     readers = spark.read.option("header", True).csv(str(tmp_path / "readers")).collect()
     assert {(r.principal, r.resource_name) for r in readers} >= {("User:alice", "orders-eu")}
-    assert main(common + ["--output", str(tmp_path / "compact"), "--output-type", "compact"]) == 0
+    assert main(common + ["--output", str(tmp_path / "compact"), "--output-type", "compact",
+                          "--report", str(tmp_path / "report.html")]) == 0
+    assert "Most-privileged principals" in (tmp_path / "report.html").read_text(encoding="utf-8")
     assert sorted(os.listdir(tmp_path / "compact")) == ["base", "exceptions", "principals", "resources"]
     assert "wrote the compact grid" in capsys.readouterr().out
 

@@ -36,6 +36,7 @@ def register(commands) -> None:
     parser.add_argument("--operation", type=operation_argument, help="with --output-type allowed: the operation")
     parser.add_argument("--master", default="local[*]", help="the Spark master (default local[*])")
     parser.add_argument("--progress", action="store_true", help="show Spark's progress bar")
+    parser.add_argument("--report", metavar="FILE", help="also write the HTML audit report (heatmap and summaries)")
     parser.set_defaults(run=run_grid)
 
 
@@ -59,6 +60,12 @@ def run_grid(args) -> int:
         principals, resources = _read(spark, args.principals), _read(spark, args.resources)
         with open_security(args) as security:
             result = grid(spark, security, principals, resources, output=args.output_type, operation=args.operation)
+            if args.report:
+                from spark_udfs.report import html_report
+
+                html_report(security.authorizer, _pairs(principals, "principal", "host"),
+                            _pairs(resources, "resource_type", "resource_name"), args.report)
+                print(f"wrote the audit report to {args.report}")
         frames = (
             {name: getattr(result, name) for name in ("principals", "resources", "base", "exceptions")}
             if args.output_type == "compact"
@@ -79,3 +86,9 @@ def _read(spark, path: str):
     if path.endswith(".parquet") or os.path.isdir(path):
         return spark.read.parquet(path)
     return spark.read.option("header", True).csv(path)
+
+
+def _pairs(frame, first: str, second: str) -> list[tuple]:
+    if second not in frame.columns:  # principals without hosts, as grid() reads them
+        return [(row[0], "0.0.0.0") for row in frame.select(first).distinct().collect()]
+    return [tuple(row) for row in frame.select(first, second).distinct().collect()]
