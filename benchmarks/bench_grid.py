@@ -90,7 +90,29 @@ def main(argv=None) -> int:
         print(f"| {acl_count:,} | {compile_s:.2f} s | {ours / 1e6:.2f} M pairs/s | {theirs / 1e6:.3f} M pairs/s "
               f"| {ours / theirs:.1f}x |")
     compact_grid(10_000, 2_000 if args.quick else 20_000, 5_000 if args.quick else 50_000)
+    worker_memory(100_000)
     return 0
+
+
+def worker_memory(acl_count: int) -> None:
+    """What a Spark Python worker holds for the evaluator at ``acl_count`` ACLs: the broadcast's
+    pickled size, and the peak Python allocation (tracemalloc) of unpickling it and evaluating
+    one 100,000-row Arrow batch, with the process's peak RSS for the whole run."""
+    import pickle
+    import resource
+    import tracemalloc
+
+    data = pickle.dumps(CompiledAcls.from_authorizer(workload(acl_count)))
+    principals, hosts, types, names = pairs(acl_count, 100_000)
+    tracemalloc.start()
+    compiled = pickle.loads(data)
+    compiled.authorized_operations(principals, hosts, types, names)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"\nWorker memory, {acl_count:,} ACLs: broadcast {len(data) / 2**20:.1f} MiB pickled; unpickle + one "
+          f"100,000-row batch peaks at {peak / 2**20:.0f} MiB traced; this whole benchmark process peaked at "
+          f"{rss:.0f} MiB RSS (target: no Python worker above 2 GB)")
 
 
 def compact_grid(acl_count: int, principal_count: int, resource_count: int) -> None:

@@ -6,8 +6,9 @@ int64 key with its allow and deny masks. :meth:`CompiledAcls.authorized_operatio
 answers rows of (principal, host, resource type, resource name) with the int32 bitfield that
 ``StandardAuthorizer.authorized_operations`` gives for each, without a Python loop per row:
 
-1. each distinct resource is classified once, on the host: the patterns that match it (its
-   literal name, ``*``, its prefixes), as the index's ``matching_entries`` finds them;
+1. each distinct resource is classified once: the patterns that match it (its literal name,
+   ``*``, its prefixes), as the index's ``matching_entries`` finds them, by Arrow hash lookups
+   of the distinct names (and of their first N bytes for each prefix length);
 2. each row is expanded to its resource's patterns, and for the four principal/host keys that
    can hold ACLs for it (its own principal and ``User:*``, each on host ``*`` and on its own
    host) the masks are found by binary search in the key array;
@@ -64,7 +65,6 @@ class CompiledAcls:
         self._literal: dict[int, dict[str, int]] = {}
         self._wildcard: dict[int, int] = {}
         self._prefixed: dict[int, dict[str, int]] = {}
-        self._prefix_lengths: dict[int, tuple[int, ...]] = {}
         principals: dict[str, int] = {}
         hosts: dict[str, int] = {WILDCARD_HOST: 0}
         grants: list[tuple[int, int, int, int, int]] = []  # principal, host, pattern, allow, deny
@@ -84,7 +84,6 @@ class CompiledAcls:
                             grants.append((p, hosts.setdefault(host, len(hosts)), pattern, host_allow, host_deny))
             self._literal[code] = literal
             self._prefixed[code] = prefixed
-            self._prefix_lengths[code] = tuple(sorted({len(name) for name in prefixed}))
             if WILDCARD_RESOURCE in literal:
                 self._wildcard[code] = literal[WILDCARD_RESOURCE]
         self._principals = principals
@@ -113,27 +112,6 @@ class CompiledAcls:
         return (principal * len(self._hosts) + host) * max(self.pattern_count, 1) + pattern
 
     # ------------------------------------------------------------------ classification
-
-    def patterns_of(self, resource_type: int, name: str) -> list[int]:
-        """The ids of the patterns that apply to the resource, as ``matching_entries`` finds them."""
-        found = []
-        literal = self._literal.get(resource_type)
-        if literal is None:
-            return found
-        pattern = literal.get(name)
-        if pattern is not None:
-            found.append(pattern)
-        wildcard = self._wildcard.get(resource_type)
-        if wildcard is not None and name != WILDCARD_RESOURCE:
-            found.append(wildcard)
-        prefixed = self._prefixed[resource_type]
-        for length in self._prefix_lengths[resource_type]:
-            if length > len(name):
-                break
-            pattern = prefixed.get(name[:length])
-            if pattern is not None:
-                found.append(pattern)
-        return found
 
     # ------------------------------------------------------------------ evaluation
 
@@ -246,20 +224,79 @@ class CompiledAcls:
 
     def classify(self, types: np.ndarray, names: pa.Array):
         """Per row its distinct resource's id, and per distinct resource its pattern ids as CSR
-        (``class_ptr``, ``class_patterns``)."""
+        (``class_ptr``, ``class_patterns``).
+
+        Vectorized in Arrow: literal names by a hash lookup of the distinct names, prefixes by a
+        lookup of their first N bytes for each byte length that some prefix has (a name starts
+        with a prefix exactly when its UTF-8 bytes start with the prefix's)."""
         encoded = pc.dictionary_encode(names)
         name_ids = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        distinct_names = encoded.dictionary.to_pylist()
-        combined = types * max(len(distinct_names), 1) + name_ids
-        distinct, resource_ids = np.unique(combined, return_inverse=True)
-        lists = [
-            self.patterns_of(int(key // max(len(distinct_names), 1)), distinct_names[int(key % max(len(distinct_names), 1))])
-            for key in distinct
-        ]
-        class_ptr = np.zeros(len(lists) + 1, dtype=np.int64)
-        class_ptr[1:] = np.cumsum([len(found) for found in lists])
-        flat = [pattern for found in lists for pattern in found]
-        return resource_ids.reshape(-1), class_ptr, np.array(flat, dtype=np.int64)
+        width = max(len(encoded.dictionary), 1)
+        distinct, resource_ids = np.unique(types * width + name_ids, return_inverse=True)
+        distinct_types, distinct_names = distinct // width, encoded.dictionary.take(pa.array(distinct % width))
+        columns = []  # one column of pattern ids (-1: none) per kind of match
+        for code in np.unique(distinct_types).tolist():
+            lookup = self._lookups().get(code)
+            if lookup is None:
+                continue
+            rows = np.flatnonzero(distinct_types == code)
+            of_type = distinct_names.take(pa.array(rows))
+            literal_names, literal_ids, wildcard, prefixes = lookup
+            matches = [_ids_where(pc.index_in(of_type, value_set=literal_names), literal_ids)]
+            if wildcard is not None:
+                not_star = pc.not_equal(of_type, WILDCARD_RESOURCE).to_numpy(zero_copy_only=False)
+                matches.append(np.where(not_star, wildcard, -1))
+            as_bytes = of_type.cast(pa.binary())
+            for byte_length, (prefix_set, prefix_ids) in prefixes.items():
+                heads = pc.binary_slice(as_bytes, 0, byte_length)
+                long_enough = pc.greater_equal(pc.binary_length(as_bytes), byte_length).to_numpy(zero_copy_only=False)
+                matches.append(np.where(long_enough, _ids_where(pc.index_in(heads, value_set=prefix_set), prefix_ids), -1))
+            for match in matches:
+                column = np.full(len(distinct), -1, dtype=np.int64)
+                column[rows] = match
+                columns.append(column)
+        table = np.stack(columns, axis=1) if columns else np.full((len(distinct), 0), -1, dtype=np.int64)
+        present = table >= 0
+        class_ptr = np.zeros(len(distinct) + 1, dtype=np.int64)
+        class_ptr[1:] = np.cumsum(present.sum(axis=1))
+        return resource_ids.reshape(-1), class_ptr, table[present]
+
+    def _lookups(self) -> dict:
+        """Per resource type: (literal names, their ids, the '*' id or None, {prefix byte
+        length: (prefixes as bytes, their ids)}), built once per process (not pickled)."""
+        lookups = self.__dict__.get("_lookup_cache")
+        if lookups is None:
+            lookups = {}
+            for code, literal in self._literal.items():
+                by_length: dict[int, list[tuple[bytes, int]]] = {}
+                for prefix, pattern in self._prefixed[code].items():
+                    encoded = prefix.encode("utf-8")
+                    by_length.setdefault(len(encoded), []).append((encoded, pattern))
+                lookups[code] = (
+                    pa.array(list(literal), type=pa.string()),
+                    np.array(list(literal.values()), dtype=np.int64),
+                    self._wildcard.get(code),
+                    {
+                        length: (pa.array([p for p, _ in group], type=pa.binary()), np.array([i for _, i in group], dtype=np.int64))
+                        for length, group in sorted(by_length.items())
+                    },
+                )
+            self.__dict__["_lookup_cache"] = lookups
+        return lookups
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_lookup_cache", None)
+        return state
+
+
+def _ids_where(positions: pa.Array, ids: np.ndarray) -> np.ndarray:
+    """The ids at ``positions`` (an index_in result), -1 where it is null."""
+    found = positions.to_numpy(zero_copy_only=False)
+    if positions.null_count == len(positions):
+        return np.full(len(positions), -1, dtype=np.int64)
+    filled = np.nan_to_num(found.astype(np.float64), nan=-1).astype(np.int64)
+    return np.where(filled >= 0, ids[np.maximum(filled, 0)] if len(ids) else -1, -1)
 
 
 _SUPPORTED_ARRAY = np.zeros(max(int(rt) for rt in ResourceType) + 1, dtype=np.int64)

@@ -13,7 +13,7 @@ from spark_udfs.evaluator import CompiledAcls
 
 PRINCIPALS = ["User:alice", "User:bob", "User:*", "Group:eng", "User:carol"]
 HOSTS = ["*", "10.0.0.1", "10.0.0.2"]
-NAMES = ["orders", "orders-eu", "ord", "*", "payments", "o", "orders-eu-1"]
+NAMES = ["orders", "orders-eu", "ord", "*", "payments", "o", "orders-eu-1", "ordé", "ordé-😀"]
 TYPES = ["TOPIC", "GROUP", "CLUSTER"]
 ROW_TYPES = TYPES + ["TRANSACTIONAL_ID", "USER"]
 OPERATIONS = ["ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE", "CLUSTER_ACTION",
