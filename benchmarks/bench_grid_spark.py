@@ -83,6 +83,13 @@ def main(argv=None) -> int:
     small.limit(1_000).select(slow(*columns).alias("ops")).write.format("noop").mode("overwrite").save()  # warm up
     python_s = timed(lambda: small.select(slow(*columns).alias("ops")).write.format("noop").mode("overwrite").save())
     arrow_rate, python_rate = rows / arrow_s, baseline_rows / python_s
+    by_batch = {}
+    for batch in (10_000, 100_000, 1_000_000):
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(batch))
+        by_batch[batch] = rows / timed(
+            lambda: pairs.select(udf(*columns).alias("ops")).write.format("noop").mode("overwrite").save()
+        )
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(grids.ARROW_BATCH_ROWS))
 
     principals = spark.range(principals_n).select(
         F.concat(F.lit("User:u"), (F.col("id") % named).cast("string")).alias("principal"),
@@ -112,6 +119,8 @@ def main(argv=None) -> int:
           f"(vs the same grid by the Arrow UDF) | {count / factorized_s / 1e6:.2f} M pairs/s ({factorized_s:.1f} s) "
           f"| {count / udf_grid_s / 1e6:.2f} M pairs/s ({udf_grid_s:.1f} s, {cells:,} cells evaluated) "
           f"| {udf_grid_s / factorized_s:.1f}x |")
+    print("\nArrow batch size (spark.sql.execution.arrow.maxRecordsPerBatch), same UDF and pairs: " + ", ".join(
+        f"{batch:,} rows: {rate / 1e6:.2f} M pairs/s" for batch, rate in by_batch.items()))
     spark.stop()
     return 0
 

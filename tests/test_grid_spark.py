@@ -4,6 +4,8 @@ StandardAuthorizer.authorized_operations pair by pair."""
 import os
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from kafkasec import AclBinding, KafkaPrincipal, KafkaSecurity, RequestContext, ResourcePattern, StandardAuthorizer
 from kafkasec.acl import AclOperation, ResourceType, bitfield_to_operations, operations_to_bitfield
 from spark_udfs.spark import authorized_operations_udf, compile_acls, diff, grid, local_session, operation_names, who_can
@@ -19,6 +21,18 @@ PRINCIPALS = [("User:alice", "10.0.0.1"), ("User:bob", "10.0.0.2"), ("User:bob",
               ("User:carol", "10.0.0.1"), ("User:admin", "10.0.0.9"), ("User:dave", "10.0.0.1")]
 RESOURCES = [("TOPIC", "orders-eu"), ("TOPIC", "orders-secret"), ("TOPIC", "payments"),
              ("GROUP", "billing"), ("GROUP", "other"), ("CLUSTER", "kafka-cluster")]
+
+
+random_acls = st.lists(
+    st.builds(
+        lambda rt, name, pt, principal, host, op, perm: AclBinding.of(rt, name, pt, principal, host, op, perm),
+        st.sampled_from(["TOPIC", "GROUP"]), st.sampled_from(["orders-", "orders-eu", "*", "billing", "o"]),
+        st.sampled_from(["LITERAL", "PREFIXED"]), st.sampled_from(["User:alice", "User:bob", "User:*"]),
+        st.sampled_from(["*", "10.0.0.1", "10.0.0.2"]), st.sampled_from(["READ", "WRITE", "ALL", "DESCRIBE"]),
+        st.sampled_from(["ALLOW", "DENY"]),
+    ),
+    max_size=12,
+)
 
 
 @pytest.fixture(scope="session")
@@ -185,3 +199,30 @@ def test_kafkasec_grid_refuses_bad_command_lines(tmp_path, capsys):
     assert "needs --operation" in capsys.readouterr().err
     assert main(base + ["--resources", str(tmp_path / "p.csv"), "--operation", "Read"]) == 2
     assert not (tmp_path / "o").exists()
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(acls=random_acls, allow_everyone=st.booleans())
+def test_udf_and_grids_match_authorized_operations_on_random_acls(spark, acls, allow_everyone):
+    reference = StandardAuthorizer("User:admin", allow_everyone)
+    reference.create_acls(acls)
+    principals = spark.createDataFrame(PRINCIPALS, "principal string, host string")
+    resources = spark.createDataFrame(RESOURCES, "resource_type string, resource_name string")
+    want = {(p, h, int(ResourceType.coerce(t)), n): expected(reference, p, h, t, n) for p, h in PRINCIPALS for t, n in RESOURCES}
+    dense = {tuple(r)[:4]: r.operations for r in grid(spark, reference, principals, resources).collect()}
+    assert dense == want
+    udf = authorized_operations_udf(spark, reference)
+    by_udf = principals.crossJoin(resources).select(
+        "principal", "host", "resource_type", "resource_name", udf("principal", "host", "resource_type", "resource_name").alias("ops"))
+    assert {(r.principal, r.host, int(ResourceType.coerce(r.resource_type)), r.resource_name): r.ops for r in by_udf.collect()} == want
+    readers = {tuple(r)[:4] for r in grid(spark, reference, principals, resources, output="allowed", operation="READ").collect()}
+    assert readers == {key for key, bits in want.items() if bits & (1 << 3)}
+
+
+def test_a_missing_java_is_a_clear_error(monkeypatch):
+    import spark_udfs.spark as module
+
+    monkeypatch.setattr(module.shutil, "which", lambda name: None)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    with pytest.raises(RuntimeError, match="Java 17"):
+        local_session()
