@@ -17,7 +17,9 @@ import platform
 import sys
 import time
 
+import pyarrow as pa
 from pyspark.sql import functions as F
+from pyspark.sql.functions import arrow_udf
 from pyspark.sql.types import IntegerType
 
 from kafkasec import AclBinding, KafkaPrincipal, RequestContext, ResourcePattern, StandardAuthorizer
@@ -119,10 +121,29 @@ def main(argv=None) -> int:
           f"(vs the same grid by the Arrow UDF) | {count / factorized_s / 1e6:.2f} M pairs/s ({factorized_s:.1f} s) "
           f"| {count / udf_grid_s / 1e6:.2f} M pairs/s ({udf_grid_s:.1f} s, {cells:,} cells evaluated) "
           f"| {udf_grid_s / factorized_s:.1f}x |")
+    worker_rss = worker_peak_rss(spark, pairs)
+    print(f"\nPython worker peak RSS with the 100,000-ACL index broadcast, after evaluating {rows:,} pairs: "
+          f"{worker_rss:.0f} MiB (target: no Python worker above 2 GB)")
     print("\nArrow batch size (spark.sql.execution.arrow.maxRecordsPerBatch), same UDF and pairs: " + ", ".join(
         f"{batch:,} rows: {rate / 1e6:.2f} M pairs/s" for batch, rate in by_batch.items()))
     spark.stop()
     return 0
+
+
+def worker_peak_rss(spark, pairs) -> float:
+    """The largest peak RSS (MiB) of the Python workers that evaluated ``pairs`` against a
+    100,000-ACL index, each worker reporting its own getrusage."""
+    broadcast = spark.sparkContext.broadcast(grids.compile_acls(workload(100_000)))
+
+    @arrow_udf(IntegerType())
+    def peak_rss(principal: pa.Array, host: pa.Array, resource_type: pa.Array, resource_name: pa.Array) -> pa.Array:
+        import resource
+
+        broadcast.value.authorized_operations(principal, host, resource_type, resource_name)
+        return pa.array([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024] * len(principal), pa.int32())
+
+    columns = ("principal", "host", "resource_type", "resource_name")
+    return pairs.select(peak_rss(*columns).alias("rss")).agg(F.max("rss")).first()[0]
 
 
 if __name__ == "__main__":
