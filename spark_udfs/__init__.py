@@ -1,5 +1,9 @@
-"""ACL grids on Spark: who can do what across millions of principals and resources.
+"""ACL grids: who can do what across millions of principals and resources (docs/grids.md).
 
-The evaluator and the UDFs arrive with their own issue; the package exists so that the
-distribution's layout is fixed from the start.
+- :mod:`spark_udfs.evaluator`: ``CompiledAcls``, the vectorized evaluator of KIP-430 bitfields;
+- :mod:`spark_udfs.compact`: ``CompactGrid``, a grid as class tables plus exceptions;
+- :mod:`spark_udfs.spark`: the Arrow UDF, ``grid``, ``who_can``, ``diff`` on Spark;
+- :mod:`spark_udfs.report`: the HTML audit report.
+
+Each needs the ``spark`` extra (numpy, pyarrow; pyspark for the Spark module).
 """
