@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import attrs
 import numpy as np
 
 from spark_udfs.evaluator import CompiledAcls, string_column, supported_masks, type_codes
@@ -27,12 +28,30 @@ from spark_udfs.evaluator import CompiledAcls, string_column, supported_masks, t
 _SUPER = -2
 
 
+@attrs.frozen(eq=False, repr=False)
 class CompactGrid:
     """The grid of ``principals`` (``(principal, host)`` pairs) x ``resources`` (``(resource
-    type, name)`` pairs) under ``compiled``, built with :meth:`build`."""
+    type, name)`` pairs), built with :meth:`build`. Arrays are indexed by principal (``pc`` =
+    principal class), by resource (``rc`` = resource class) or by class, as named."""
 
-    def __init__(self, **tables):
-        self.__dict__.update(tables)
+    principals: list
+    resources: list
+    resource_types: np.ndarray  # per resource: its type code
+    class_types: np.ndarray  # per resource class: its type code
+    representative: np.ndarray  # per resource class: one distinct resource of it (classify's ids)
+    class_ptr: np.ndarray  # CSR of the distinct resources' pattern ids, as CompiledAcls.classify
+    class_patterns: np.ndarray
+    resource_class: np.ndarray  # per resource
+    principal_class: np.ndarray  # per principal
+    host_class: np.ndarray  # per principal: its column of ``base``
+    class_is_super: np.ndarray  # per principal class
+    class_host: np.ndarray  # per principal class: its column of ``base``
+    base: np.ndarray  # [resource class, host class]: the answer for principals no ACL names
+    supported: np.ndarray  # per resource class: every operation its type supports
+    exception_pc: np.ndarray  # the exceptions: principal class, resource class, bitfield
+    exception_rc: np.ndarray
+    exception_bits: np.ndarray
+    _exceptions: dict = attrs.field(alias="exceptions")  # (pc, rc) -> bitfield, for bits()
 
     @classmethod
     def build(
@@ -123,7 +142,7 @@ class CompactGrid:
             exception_pc=exception_pc,
             exception_rc=exception_rc,
             exception_bits=exception_bits,
-            _exceptions={(int(p), int(r)): int(b) for p, r, b in zip(exception_pc, exception_rc, exception_bits)},
+            exceptions={(int(p), int(r)): int(b) for p, r, b in zip(exception_pc, exception_rc, exception_bits)},
         )
 
     def __repr__(self) -> str:
