@@ -5,16 +5,15 @@ KafkaSecurity, so it checks what was stored, not only what was printed. One test
 installed console script in a subprocess.
 """
 
-import io
 import json
 import os
 import re
 import shlex
 import sqlite3
 import subprocess
-import sys
 
 import pytest
+from cli_runner import Cli as CliRunner
 
 from kafkasec import (
     AclBinding,
@@ -38,20 +37,8 @@ def acl(resource_type, name, principal, operation, permission="ALLOW", host="*",
     return AclBinding.of(resource_type, name, pattern_type, principal, host, operation, permission)
 
 
-class Cli:
-    """Runs ``main`` on one state file and returns (exit status, stdout, stderr)."""
-
-    def __init__(self, state, capsys, monkeypatch):
-        self.state = state
-        self._capsys = capsys
-        self._monkeypatch = monkeypatch
-
-    def __call__(self, *argv, stdin=None):
-        if stdin is not None:
-            self._monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-        status = main(["--state", self.state, *argv])
-        out, err = self._capsys.readouterr()
-        return status, out, err
+class Cli(CliRunner):
+    """The runner for the ACL commands, which also reads the state file back."""
 
     def stored(self) -> set:
         """The ACLs in the state file, read by a fresh KafkaSecurity."""

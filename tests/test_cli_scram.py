@@ -2,14 +2,13 @@
 import, and bad input refused with nothing written. Each test runs ``main`` on a state file and
 reads the credentials back through KafkaSecurity; one runs the command in a subprocess."""
 
-import io
 import subprocess
 import sys
 
 import pytest
+from cli_runner import Cli as CliRunner
 
 from kafkasec import KafkaSecurity
-from kafkasec.cli import main
 from kafkasec.cli.scram import desanitize, sanitize
 from kafkasec.scram import ScramFormatter, ScramMechanism
 
@@ -17,20 +16,10 @@ SHA256, SHA512 = ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512
 BOTH = "SCRAM-SHA-256=[iterations=8192,password=alice-secret],SCRAM-SHA-512=[password=alice-secret]"
 
 
-class Cli:
-    """Runs ``main`` on one state file and returns (exit status, stdout, stderr)."""
+class Cli(CliRunner):
+    """The runner for ``kafkasec scram``, which also reads the credentials back."""
 
-    def __init__(self, state, capsys, monkeypatch):
-        self.state = state
-        self._capsys = capsys
-        self._monkeypatch = monkeypatch
-
-    def __call__(self, *argv, stdin=None):
-        if stdin is not None:
-            self._monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-        status = main(["--state", self.state, "scram", *argv])
-        out, err = self._capsys.readouterr()
-        return status, out, err
+    command = ("scram",)
 
     def stored(self) -> dict:
         """{(user, mechanism): iterations} in the state file, read by a fresh KafkaSecurity."""
