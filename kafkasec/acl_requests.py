@@ -21,15 +21,11 @@ from kafkasec.acl import (
     ResourcePattern,
     ResourcePatternFilter,
 )
-from kafkasec.context import Action, AuthorizationResult, RequestContext
+from kafkasec.context import RequestContext
 from kafkasec.errors import InvalidRequestError, KafkaError, KafkaErrorCode
 from kafkasec.forwardable import CLUSTER, FORWARDABLE_APIS
 
 CREATE_ACLS, DELETE_ACLS, DESCRIBE_ACLS = 30, 31, 29
-
-
-def _cluster_allowed(security, context: RequestContext, operation: AclOperation) -> bool:
-    return security.authorize(context, [Action(operation, CLUSTER)])[0] is AuthorizationResult.ALLOWED
 
 
 def _error_fields(error: KafkaError | None) -> dict:
@@ -65,7 +61,7 @@ def _filter(wire_filter) -> AclBindingFilter:
 def handle_create_acls(security, context: RequestContext, body, version: int):
     """The CreateAclsResponse for ``body``: one result per creation, in order."""
     api = FORWARDABLE_APIS[CREATE_ACLS]
-    if not _cluster_allowed(security, context, AclOperation.ALTER):
+    if not security.is_allowed(context, AclOperation.ALTER, CLUSTER):
         code = KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED
         return api.error_response(body, version, code, code.message)
     errors: dict[int, KafkaError] = {}
@@ -89,7 +85,7 @@ def handle_create_acls(security, context: RequestContext, body, version: int):
 def handle_delete_acls(security, context: RequestContext, body, version: int):
     """The DeleteAclsResponse for ``body``: per filter, the ACLs it deleted."""
     api = FORWARDABLE_APIS[DELETE_ACLS]
-    if not _cluster_allowed(security, context, AclOperation.ALTER):
+    if not security.is_allowed(context, AclOperation.ALTER, CLUSTER):
         code = KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED
         return api.error_response(body, version, code, code.message)
     response_type = wire.response_schema(DELETE_ACLS, version)
@@ -132,7 +128,7 @@ def handle_delete_acls(security, context: RequestContext, body, version: int):
 def handle_describe_acls(security, context: RequestContext, body, version: int):
     """The DescribeAclsResponse for ``body``: matching ACLs grouped by resource pattern."""
     response_type = wire.response_schema(DESCRIBE_ACLS, version)
-    if not _cluster_allowed(security, context, AclOperation.DESCRIBE):
+    if not security.is_allowed(context, AclOperation.DESCRIBE, CLUSTER):
         code = KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED
         return wire.build(response_type, error_code=wire.error_code(code), error_message=code.message)
     try:

@@ -24,7 +24,8 @@ from kafkasec import wire
 from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import KafkaErrorCode
-from kafkasec.principal import ANONYMOUS, KafkaPrincipal
+from kafkasec.principal import KafkaPrincipal
+from kafkasec.tokens.admin import allow_token_requests, may_create_tokens_for
 
 CLUSTER = ResourcePattern(ResourceType.CLUSTER, CLUSTER_NAME)
 
@@ -56,22 +57,6 @@ def _unchanged(response):
     return response
 
 
-def _allowed(security, context: RequestContext, operation: AclOperation, resource: ResourcePattern) -> bool:
-    action = Action(operation, resource)
-    return security.authorize(context, [action])[0] is AuthorizationResult.ALLOWED
-
-
-def allow_token_requests(context: RequestContext) -> bool:
-    """Kafka's rule for the delegation-token APIs: not over a token-authenticated session,
-    not over PLAINTEXT, and not over one-way SSL (SSL without a client certificate)."""
-    protocol = context.security_protocol.upper()
-    return not (
-        context.principal.token_authenticated
-        or protocol == "PLAINTEXT"
-        or (protocol == "SSL" and context.principal == ANONYMOUS)
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # APIs authorized as a whole: one action on the cluster.
 
@@ -86,7 +71,7 @@ class ClusterApi:
     error_response: Callable[[object, int, KafkaErrorCode, str], object]
 
     def screen(self, security, context: RequestContext, body, version: int) -> Screening:
-        if _allowed(security, context, self.operation, CLUSTER):
+        if security.is_allowed(context, self.operation, CLUSTER):
             return Screening(body, None, _unchanged)
         code = KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED
         return Screening(None, self.error_response(body, version, code, code.message), _unchanged)
@@ -181,7 +166,7 @@ class ItemApi:
     def screen(self, security, context: RequestContext, body, version: int) -> Screening:
         request_field = self.request_field(body)
         items = getattr(body, request_field)
-        if self.cluster_operation is not None and _allowed(security, context, self.cluster_operation, CLUSTER):
+        if self.cluster_operation is not None and security.is_allowed(context, self.cluster_operation, CLUSTER):
             return Screening(body, None, _unchanged)
         checks = [self.check(item) for item in items]
         asked = [check for check in checks if check is not None]
@@ -303,9 +288,7 @@ class TokenApi:
         if not allow_token_requests(context):
             code = KafkaErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
             return Screening(None, self.error_response(body, version, code, code.message, **people), _unchanged)
-        if owner != requester and not _allowed(
-            security, context, AclOperation.CREATE_TOKENS, ResourcePattern(ResourceType.USER, str(owner))
-        ):
+        if not may_create_tokens_for(security, context, owner):
             code = KafkaErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED
             return Screening(None, self.error_response(body, version, code, code.message, **people), _unchanged)
         return Screening(body, None, _unchanged)

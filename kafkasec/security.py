@@ -142,6 +142,10 @@ class KafkaSecurity:
         """The decision for one action, with the plugin and the ACL or default rule behind it."""
         return self.decide(context, [action])[0]
 
+    def is_allowed(self, context: RequestContext, operation, resource_pattern: ResourcePattern) -> bool:
+        """Whether ``authorize`` allows ``operation`` on ``resource_pattern`` (one action, audited)."""
+        return self.authorize(context, [Action(operation, resource_pattern)])[0] is AuthorizationResult.ALLOWED
+
     def authorized_operations(self, context: RequestContext, resource_pattern: ResourcePattern) -> frozenset[AclOperation]:
         """KIP-430, as a Kafka broker computes it: authorize each supported operation without
         audit logging (through the plugins, so a custom authorizer is honoured)."""

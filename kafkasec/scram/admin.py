@@ -20,7 +20,7 @@ from typing import Iterable, Sequence
 from attrs import field, frozen, validators
 
 from kafkasec.acl import AclOperation, ResourcePattern
-from kafkasec.context import Action, AuthorizationResult, RequestContext
+from kafkasec.context import RequestContext
 from kafkasec.errors import (
     ClusterAuthorizationFailedError,
     DuplicateResourceError,
@@ -141,11 +141,6 @@ def credential_store(security):
     return store
 
 
-def _cluster_allowed(security, context: RequestContext, operation: AclOperation) -> bool:
-    action = Action(operation, ResourcePattern.cluster())
-    return security.authorize(context, [action])[0] is AuthorizationResult.ALLOWED
-
-
 # ---------------------------------------------------------------------------------------- describe
 
 
@@ -155,7 +150,7 @@ def describe_user_scram_credentials(
     """Kafka's answer to DescribeUserScramCredentials for ``users`` (None or empty: every user
     with a credential, sorted by name); never a secret."""
     names = _user_names(users)
-    if context is not None and not _cluster_allowed(security, context, AclOperation.DESCRIBE):
+    if context is not None and not security.is_allowed(context, AclOperation.DESCRIBE, ResourcePattern.cluster()):
         error = ClusterAuthorizationFailedError()
         # DescribeUserScramCredentialsRequest.getErrorResponse repeats the error for each name.
         return DescribeUserScramCredentialsResult(error, [UserScramCredentialsResult(n, error=error) for n in names])
@@ -259,7 +254,7 @@ def alter_credentials(
 ) -> list[AlterUserScramCredentialsResult]:
     """An AlterUserScramCredentials request as the KRaft controller answers it: authorized (when
     ``context`` is given), planned by :func:`plan_alterations`, and written in one transaction."""
-    if context is not None and not _cluster_allowed(security, context, AclOperation.ALTER):
+    if context is not None and not security.is_allowed(context, AclOperation.ALTER, ResourcePattern.cluster()):
         error = ClusterAuthorizationFailedError()
         # AlterUserScramCredentialsRequest.getErrorResponse: each user once, in name order.
         users = sorted({alteration.user for alteration in (*deletions, *upsertions)})

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from kafkasec.acl import AclOperation, ResourcePattern, ResourceType
-from kafkasec.context import Action, AuthorizationResult, RequestContext
+from kafkasec.context import RequestContext
 from kafkasec.errors import (
     DelegationTokenAuthDisabledError,
     DelegationTokenAuthorizationFailedError,
@@ -35,24 +35,29 @@ from kafkasec.tokens.model import (
 )
 
 
-def token_requests_allowed(context: RequestContext) -> bool:
+def allow_token_requests(context: RequestContext) -> bool:
     """Kafka's ``allowTokenRequests``: not over PLAINTEXT, not over one-way SSL (the client
     sent no certificate, so it is ANONYMOUS), not from a token-authenticated login."""
-    if context.principal.token_authenticated or context.security_protocol == "PLAINTEXT":
-        return False
-    return not (context.security_protocol == "SSL" and context.principal == ANONYMOUS)
+    protocol = context.security_protocol.upper()
+    return not (
+        context.principal.token_authenticated
+        or protocol == "PLAINTEXT"
+        or (protocol == "SSL" and context.principal == ANONYMOUS)
+    )
+
+
+def may_create_tokens_for(security, context: RequestContext, owner: KafkaPrincipal) -> bool:
+    """KIP-373: a token for oneself, or CREATE_TOKENS on the owner's USER resource."""
+    return owner == context.principal or security.is_allowed(
+        context, AclOperation.CREATE_TOKENS, ResourcePattern(ResourceType.USER, str(owner))
+    )
 
 
 def _check_connection(context: RequestContext) -> None:
     if not isinstance(context, RequestContext):
         raise TypeError(f"context must be a RequestContext, not {context!r}")
-    if not token_requests_allowed(context):
+    if not allow_token_requests(context):
         raise DelegationTokenRequestNotAllowedError()
-
-
-def _allowed(security, context: RequestContext, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
-    action = Action(operation, ResourcePattern(resource_type, name))
-    return security.authorize(context, [action])[0] is AuthorizationResult.ALLOWED
 
 
 def create_token(
@@ -68,7 +73,7 @@ def create_token(
     _check_connection(context)
     requester = context.principal
     owner = requester if owner is None else principal_of(owner)
-    if owner != requester and not _allowed(security, context, AclOperation.CREATE_TOKENS, ResourceType.USER, str(owner)):
+    if not may_create_tokens_for(security, context, owner):
         raise DelegationTokenAuthorizationFailedError()
     renewers = [user_principal(renewer, "renewer") for renewer in principals_of(renewers)]
     return manager.create_token(owner, requester=requester, renewers=renewers, max_lifetime_ms=max_lifetime_ms)
@@ -107,8 +112,8 @@ def describe_tokens(
             return False
         return (
             info.owner_or_renewer(context.principal)
-            or _allowed(security, context, AclOperation.DESCRIBE_TOKENS, ResourceType.USER, str(info.owner))
-            or _allowed(security, context, AclOperation.DESCRIBE, ResourceType.DELEGATION_TOKEN, info.token_id)
+            or security.is_allowed(context, AclOperation.DESCRIBE_TOKENS, ResourcePattern(ResourceType.USER, str(info.owner)))
+            or security.is_allowed(context, AclOperation.DESCRIBE, ResourcePattern(ResourceType.DELEGATION_TOKEN, info.token_id))
         )
 
     return manager.describe_tokens(visible)
