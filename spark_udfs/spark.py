@@ -206,18 +206,31 @@ def grid(
         missing = [name for name in needed if name not in frame.columns]
         if missing:
             raise ValueError(f"missing column(s) {', '.join(missing)}; the frame has {', '.join(frame.columns)}")
-    if "host" not in principals.columns:
-        principals = principals.withColumn("host", F.lit("0.0.0.0"))
+    principals = with_host(principals)
     compiled = compile_acls(acls)
-    principal_rows = [(r.principal, r.host) for r in principals.select("principal", "host").distinct().collect()]
-    resource_rows = [(r.resource_type, r.resource_name) for r in resources.select("resource_type", "resource_name").distinct().collect()]
-    compact = CompactGrid.build(compiled, principal_rows, resource_rows)
+    compact = CompactGrid.build(compiled, *distinct_pairs(principals, resources))
     if output == "compact":
         return compact_frames(spark, compact)
     if compact.base.size + len(compact.exception_bits) > MAX_CLASS_VALUES:
         return _grid_by_udf(spark, compiled, principals, resources, operation if output == "allowed" else None)
     frames = compact_frames(spark, compact)
     return frames.allowed(operation) if output == "allowed" else frames.dense()
+
+
+DEFAULT_HOST = "0.0.0.0"
+"""The host of principals given without one: an address no ACL names unless you do."""
+
+
+def with_host(principals: DataFrame) -> DataFrame:
+    """``principals`` with a ``host`` column (DEFAULT_HOST where it had none)."""
+    return principals if "host" in principals.columns else principals.withColumn("host", F.lit(DEFAULT_HOST))
+
+
+def distinct_pairs(principals: DataFrame, resources: DataFrame) -> tuple[list, list]:
+    """The distinct (principal, host) and (resource_type, resource_name) rows, on the driver."""
+    principal_rows = [tuple(r) for r in with_host(principals).select("principal", "host").distinct().collect()]
+    resource_rows = [tuple(r) for r in resources.select("resource_type", "resource_name").distinct().collect()]
+    return principal_rows, resource_rows
 
 
 def _grid_by_udf(spark, compiled, principals, resources, operation):

@@ -51,7 +51,7 @@ def run_grid(args) -> int:
     try:
         from pyspark.sql import SparkSession
 
-        from spark_udfs.spark import grid, local_session
+        from spark_udfs.spark import distinct_pairs, grid, local_session
     except ImportError as error:
         raise UsageError(f"kafkasec grid needs the 'spark' extra (pip install 'kafkasec[spark]'): {error}") from None
     already_running = SparkSession.getActiveSession() is not None
@@ -63,8 +63,7 @@ def run_grid(args) -> int:
             if args.report:
                 from spark_udfs.report import html_report
 
-                html_report(security.authorizer, _pairs(principals, "principal", "host"),
-                            _pairs(resources, "resource_type", "resource_name"), args.report)
+                html_report(security.authorizer, *distinct_pairs(principals, resources), args.report)
                 print(f"wrote the audit report to {args.report}")
         frames = (
             {name: getattr(result, name) for name in ("principals", "resources", "base", "exceptions")}
@@ -87,8 +86,3 @@ def _read(spark, path: str):
         return spark.read.parquet(path)
     return spark.read.option("header", True).csv(path)
 
-
-def _pairs(frame, first: str, second: str) -> list[tuple]:
-    if second not in frame.columns:  # principals without hosts, as grid() reads them
-        return [(row[0], "0.0.0.0") for row in frame.select(first).distinct().collect()]
-    return [tuple(row) for row in frame.select(first, second).distinct().collect()]
