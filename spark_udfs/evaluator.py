@@ -35,6 +35,7 @@ from kafkasec.acl import (
     WILDCARD_PRINCIPAL,
     WILDCARD_RESOURCE,
     ResourceType,
+    operations_to_bitfield,
     supported_operations,
 )
 from kafkasec.authorizer.index import AclIndex
@@ -43,11 +44,9 @@ from kafkasec.authorizer.standard import StandardAuthorizer
 _NO_HOST = -1
 
 
-def _supported_mask(resource_type: ResourceType) -> int:
-    return sum(1 << op for op in supported_operations(resource_type))
-
-
-_SUPPORTED = {rt: _supported_mask(rt) for rt in ResourceType if rt not in (ResourceType.UNKNOWN, ResourceType.ANY)}
+_SUPPORTED = {
+    rt: operations_to_bitfield(supported_operations(rt)) for rt in ResourceType if rt not in (ResourceType.UNKNOWN, ResourceType.ANY)
+}
 
 
 class CompiledAcls:
