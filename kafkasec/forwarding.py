@@ -233,6 +233,13 @@ class OpenedEnvelope:
         body = envelope_response_type(response_data=bytes(inner_response_frame), error_code=wire.error_code(0))
         return wire.encode_response(body, correlation_id=self.correlation_id)
 
+    def refuse(self, code: KafkaErrorCode) -> bytes:
+        """The envelope response frame refusing the inner request as a whole (e.g.
+        UNSUPPORTED_VERSION for an API or version this controller does not serve)."""
+        if self.action is not EnvelopeAction.HANDLE:
+            raise ValueError(f"only a HANDLE envelope is refused with refuse(), not {self.action.name}")
+        return _envelope_error_frame(self.correlation_id, code)
+
 
 _CLUSTER_ACTION = Action(AclOperation.CLUSTER_ACTION, CLUSTER)
 
@@ -245,14 +252,18 @@ def privileged_listeners(config) -> frozenset[str]:
     return frozenset(names)
 
 
-def _envelope_error(correlation_id: int, error: KafkaError) -> OpenedEnvelope:
+def _envelope_error_frame(correlation_id: int, code: int) -> bytes:
     _, envelope_response_type = _envelope_types()
-    body = envelope_response_type(response_data=None, error_code=wire.error_code(error.code))
+    body = envelope_response_type(response_data=None, error_code=wire.error_code(code))
+    return wire.encode_response(body, correlation_id=correlation_id)
+
+
+def _envelope_error(correlation_id: int, error: KafkaError) -> OpenedEnvelope:
     return OpenedEnvelope(
         EnvelopeAction.RESPOND,
         correlation_id,
         reason=str(error),
-        response=wire.encode_response(body, correlation_id=correlation_id),
+        response=_envelope_error_frame(correlation_id, error.code),
         error=error,
     )
 

@@ -6,17 +6,22 @@ from __future__ import annotations
 from typing import Mapping
 
 
-def parse_milliseconds(config: Mapping[str, object], name: str, default: int) -> int:
-    """A whole number of milliseconds >= 0 from ``config``; anything else is a ValueError
-    naming the setting, so a plugin can fail at start-up."""
+def parse_count(config: Mapping[str, object], name: str, default: int, *, unit: str = "") -> int:
+    """A whole number >= 0 (of ``unit``, for the message) from ``config``; anything else is a
+    ValueError naming the setting, so a plugin can fail at start-up."""
     value = config.get(name, default)
     try:
         number = int(str(value).strip())
     except ValueError:
         number = -1
     if number < 0:
-        raise ValueError(f"{name} must be a whole number of milliseconds >= 0, not {value!r}")
+        raise ValueError(f"{name} must be a whole number{' of ' + unit if unit else ''} >= 0, not {value!r}")
     return number
+
+
+def parse_milliseconds(config: Mapping[str, object], name: str, default: int) -> int:
+    """A whole number of milliseconds >= 0 from ``config`` (see :func:`parse_count`)."""
+    return parse_count(config, name, default, unit="milliseconds")
 
 
 def parse_bool(name: str, value: object) -> bool:

@@ -96,6 +96,12 @@ def peek_api(data: bytes) -> tuple[int, int]:
     return int.from_bytes(data[0:2], "big", signed=True), int.from_bytes(data[2:4], "big", signed=True)
 
 
+def decode_request_header(data: bytes, *, flexible: bool) -> RequestHeader:
+    """Only the header of a request frame: v2 for a ``flexible`` API version, else v1."""
+    header, _ = _read(RequestHeaderV2 if flexible else RequestHeaderV1, bytes(data), 0, "the request header")
+    return header
+
+
 def decode_request(data: bytes) -> Request:
     """A request frame (header and body) as a :class:`Request`."""
     data = bytes(data)

@@ -1,0 +1,29 @@
+"""kafkasec's Kafka-protocol endpoint: real Kafka clients log in, describe and administer security.
+
+It is the worked example of embedding kafkasec in a broker (docs/embedding.md): an asyncio
+listener (:class:`Endpoint`) that answers ApiVersions, the SASL login, the security-relevant
+read APIs over a small :class:`Catalogue`, and the ACL, SCRAM and delegation-token admin APIs,
+forwarding admin writes to a controller (:class:`ControllerLink`) when it is a broker.
+Needs the ``wire`` extra.
+"""
+
+from kafkasec.server.authenticator import Authenticator, AuthenticatorState, Reply
+from kafkasec.server.catalogue import Catalogue, Group, GroupMember, Topic
+from kafkasec.server.client import KafkaConnection
+from kafkasec.server.cluster_requests import Node
+from kafkasec.server.controller_link import ControllerLink
+from kafkasec.server.endpoint import Endpoint
+
+__all__ = [
+    "Authenticator",
+    "AuthenticatorState",
+    "Catalogue",
+    "ControllerLink",
+    "Endpoint",
+    "Group",
+    "GroupMember",
+    "KafkaConnection",
+    "Node",
+    "Reply",
+    "Topic",
+]

@@ -1,0 +1,197 @@
+"""The SASL conversation at the start of a connection, sans I/O (Kafka's SaslServerAuthenticator).
+
+Until a client has logged in, a broker reads only three requests: ApiVersions, SaslHandshake
+and SaslAuthenticate. The endpoint hands every frame of a connection to :meth:`receive` until
+the state is COMPLETE, and does what the returned :class:`Reply` says::
+
+    authenticator = Authenticator(security, "10.0.0.7", ranges=...)
+    reply = authenticator.receive(frame)      # send reply.frame after reply.delay_ms; close if reply.close
+    authenticator.principal                   # once COMPLETE
+
+States and transitions follow Kafka's: ApiVersions may come once before the handshake;
+SaslHandshake names a mechanism (v1: the SASL tokens then come in SaslAuthenticate requests; v0:
+as bare frames); a login that fails is answered SASL_AUTHENTICATION_FAILED (58) after
+``connection.failed.authentication.delay.ms`` and the connection closed. Any other request
+before the login closes the connection, after the same delay, without an answer.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+
+from attrs import frozen
+
+from kafkasec import wire
+from kafkasec.errors import KafkaError, KafkaErrorCode, SaslAuthenticationError
+from kafkasec.principal import KafkaPrincipal
+from kafkasec.server.api_versions import API_VERSIONS, VersionRanges, answer_api_versions
+
+SASL_HANDSHAKE = 17
+SASL_AUTHENTICATE = 36
+SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+
+log = logging.getLogger(__name__)
+
+
+class AuthenticatorState(enum.Enum):
+    """Kafka's SaslState names for the states a server-side login goes through."""
+
+    HANDSHAKE_OR_VERSIONS_REQUEST = "HANDSHAKE_OR_VERSIONS_REQUEST"
+    HANDSHAKE_REQUEST = "HANDSHAKE_REQUEST"  # ApiVersions was answered; the handshake is due
+    AUTHENTICATE = "AUTHENTICATE"  # a mechanism was chosen; SASL tokens are due
+    COMPLETE = "COMPLETE"
+    FAILED = "FAILED"
+
+
+_S = AuthenticatorState
+_TRANSITIONS = {
+    (_S.HANDSHAKE_OR_VERSIONS_REQUEST, API_VERSIONS): {_S.HANDSHAKE_OR_VERSIONS_REQUEST, _S.HANDSHAKE_REQUEST},
+    (_S.HANDSHAKE_OR_VERSIONS_REQUEST, SASL_HANDSHAKE): {_S.AUTHENTICATE, _S.FAILED},
+    (_S.HANDSHAKE_REQUEST, SASL_HANDSHAKE): {_S.AUTHENTICATE, _S.FAILED},
+    (_S.AUTHENTICATE, SASL_AUTHENTICATE): {_S.AUTHENTICATE, _S.COMPLETE, _S.FAILED},
+}
+"""(state, API key of the request) -> the states it may lead to. Any other pair fails the login."""
+
+
+@frozen
+class Reply:
+    """What the endpoint does after a frame: send ``frame`` (if any) once ``delay_ms`` have
+    passed, then close the connection if ``close``. ``reason`` explains a close, for the log."""
+
+    frame: bytes | None
+    close: bool = False
+    delay_ms: int = 0
+    reason: str = ""
+
+
+class Authenticator:
+    """The login of one SASL_PLAINTEXT connection, with the SCRAM mechanisms of ``security``."""
+
+    def __init__(
+        self,
+        security,
+        client_address: str,
+        *,
+        ranges: VersionRanges,
+        listener_name: str = "SASL_PLAINTEXT",
+        security_protocol: str = "SASL_PLAINTEXT",
+        mechanisms: tuple[str, ...] = SCRAM_MECHANISMS,
+    ):
+        unknown = sorted(set(mechanisms) - set(SCRAM_MECHANISMS))
+        if unknown:
+            raise ValueError(f"kafkasec's endpoint serves {', '.join(SCRAM_MECHANISMS)}, not {', '.join(unknown)}")
+        self.security = security
+        self.client_address = client_address
+        self.listener_name = listener_name
+        self.security_protocol = security_protocol
+        self.mechanisms = tuple(mechanisms)
+        self._ranges = ranges
+        self._state = AuthenticatorState.HANDSHAKE_OR_VERSIONS_REQUEST
+        self._server = None
+        self._bare_tokens = False  # SaslHandshake v0: tokens come without SaslAuthenticate
+        self._principal: KafkaPrincipal | None = None
+
+    @property
+    def state(self) -> AuthenticatorState:
+        return self._state
+
+    @property
+    def is_complete(self) -> bool:
+        return self._state is AuthenticatorState.COMPLETE
+
+    @property
+    def principal(self) -> KafkaPrincipal:
+        if self._principal is None:
+            raise ValueError(f"no principal before the login is complete (state {self._state.name})")
+        return self._principal
+
+    def receive(self, frame: bytes) -> Reply:
+        """Take the next frame of the connection; what to answer and whether to close."""
+        if self._state in (AuthenticatorState.COMPLETE, AuthenticatorState.FAILED):
+            raise ValueError(f"the login is over (state {self._state.name}): frames go elsewhere")
+        if self._bare_tokens:
+            return self._bare_token(frame)
+        try:
+            api_key, version = wire.peek_api(frame)
+            if (self._state, api_key) not in _TRANSITIONS:
+                during = "authentication" if self._state is AuthenticatorState.AUTHENTICATE else "handshake"
+                return self._fail(f"Unexpected Kafka request with API key {api_key} during SASL {during}")
+            if api_key == API_VERSIONS:
+                response, good = answer_api_versions(frame, self._ranges)
+                if good:
+                    self._state = AuthenticatorState.HANDSHAKE_REQUEST
+                return Reply(response)
+            request = wire.decode_request(frame)
+        except KafkaError as error:
+            return self._fail(f"unreadable request during SASL login: {error}")
+        if api_key == SASL_HANDSHAKE:
+            return self._handshake(request)
+        return self._authenticate(request)
+
+    def _fail(self, reason: str, frame: bytes | None = None) -> Reply:
+        self._state = AuthenticatorState.FAILED
+        self._server = None
+        return Reply(frame, close=True, delay_ms=self.security.failed_authentication_delay_ms, reason=reason)
+
+    def _respond(self, request: wire.Request, **fields) -> bytes:
+        body = wire.build(wire.response_schema(request.api_key, request.api_version), **fields)
+        return wire.encode_response(body, correlation_id=int(request.header.correlation_id))
+
+    def _handshake(self, request: wire.Request) -> Reply:
+        mechanism = request.body.mechanism
+        if mechanism not in self.mechanisms:
+            answer = self._respond(
+                request,
+                error_code=wire.error_code(KafkaErrorCode.UNSUPPORTED_SASL_MECHANISM),
+                mechanisms=self.mechanisms,
+            )
+            return self._fail(f"Unsupported SASL mechanism {mechanism}", answer)
+        self._server = self.security.scram_server(mechanism)
+        self._bare_tokens = request.api_version == 0
+        self._state = AuthenticatorState.AUTHENTICATE
+        return Reply(self._respond(request, error_code=wire.error_code(0), mechanisms=self.mechanisms))
+
+    def _authenticate(self, request: wire.Request) -> Reply:
+        try:
+            challenge = self._evaluate(bytes(request.body.auth_bytes))
+        except SaslAuthenticationError as error:
+            answer = None
+            if error.respond:
+                answer = self._respond(
+                    request,
+                    error_code=wire.error_code(error.code),
+                    error_message=error.message,
+                    auth_bytes=b"",
+                )
+            return self._fail(error.reason, answer)
+        return Reply(self._respond(request, error_code=wire.error_code(0), error_message=None, auth_bytes=challenge))
+
+    def _bare_token(self, frame: bytes) -> Reply:
+        try:
+            challenge = self._evaluate(bytes(frame))
+        except SaslAuthenticationError as error:
+            return self._fail(error.reason)  # a bare token has no way to carry an error
+        return Reply(challenge)
+
+    def _evaluate(self, token: bytes) -> bytes:
+        """The server's answer to one SASL token; completes the login on the last one."""
+        try:
+            challenge = self._server.evaluate_response(token)
+        except KafkaError as error:
+            if isinstance(error, SaslAuthenticationError):
+                raise
+            raise SaslAuthenticationError(error.message, reason=str(error), respond=True) from error
+        if self._server.is_complete:
+            context = self._server.authentication_context(
+                self.client_address, listener_name=self.listener_name, security_protocol=self.security_protocol
+            )
+            try:
+                self._principal = self.security.build_principal(context)
+            except (KafkaError, ValueError) as error:
+                raise SaslAuthenticationError(
+                    "Failed to build the principal of an authenticated connection", reason=str(error)
+                ) from error
+            self._server = None
+            self._state = AuthenticatorState.COMPLETE
+        return challenge

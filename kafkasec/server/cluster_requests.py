@@ -1,0 +1,344 @@
+"""Metadata, DescribeCluster, FindCoordinator and DescribeGroups, authorized as Kafka's KafkaApis does.
+
+These answer from a :class:`~kafkasec.server.catalogue.Catalogue` and from the endpoint's own
+node, which leads every partition, coordinates every group and is the ``controller_id`` clients
+send admin requests to. What security decides follows Kafka:
+
+- Metadata: a topic the caller may not DESCRIBE is left out of an all-topics answer and answered
+  TOPIC_AUTHORIZATION_FAILED (29) when named, before its existence is checked, so that nothing
+  leaks. A named topic that does not exist is UNKNOWN_TOPIC_OR_PARTITION (3), or
+  INVALID_TOPIC_EXCEPTION (17) for an illegal name: topics are never created (Kafka with
+  ``auto.create.topics.enable=false``), whatever ``allow_auto_topic_creation`` says.
+- KIP-430 authorized operations are computed only when asked for; otherwise the field keeps the
+  schema's "omitted" value (INT32_MIN). Metadata carries the cluster's only in v8–v10 (later
+  versions moved it to DescribeCluster); a caller without DESCRIBE on the cluster gets 0 there.
+- FindCoordinator: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED, 30) or on the
+  transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 53); a share-group key needs
+  CLUSTER_ACTION on the cluster (31).
+- DescribeGroups: DESCRIBE on each group, else GROUP_AUTHORIZATION_FAILED for that group.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from attrs import field, frozen, validators
+
+from kafkasec import wire
+from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType, operations_to_bitfield
+from kafkasec.context import Action, AuthorizationResult, RequestContext
+from kafkasec.errors import InvalidRequestError, KafkaErrorCode
+from kafkasec.server.catalogue import Catalogue, Group, INTERNAL_TOPICS, Topic, topic_name_problem
+
+METADATA, FIND_COORDINATOR, DESCRIBE_GROUPS, DESCRIBE_CLUSTER = 3, 10, 15, 60
+AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+"""The schemas' default for an authorized-operations field nobody asked for (Integer.MIN_VALUE)."""
+
+BROKER_ENDPOINT = 1  # DescribeCluster's endpoint_type for brokers (2 is controllers)
+_GROUP_KEY, _TRANSACTION_KEY, _SHARE_KEY = 0, 1, 2
+_CLUSTER = ResourcePattern(ResourceType.CLUSTER, CLUSTER_NAME)
+_ZERO_UUID = uuid.UUID(int=0)
+
+
+@frozen
+class Node:
+    """A node as clients see it: its id and the address of the listener they came in by."""
+
+    node_id: int = field(validator=[validators.instance_of(int), validators.ge(-1)])
+    host: str = field(validator=validators.instance_of(str))
+    port: int = field(validator=[validators.instance_of(int), validators.ge(-1)])
+    rack: str | None = field(default=None, validator=validators.optional(validators.instance_of(str)))
+
+
+NO_NODE = Node(-1, "", -1)
+"""Kafka's ``Node.noNode()``: where a refused FindCoordinator points."""
+
+
+def _codes(code: KafkaErrorCode) -> dict:
+    return {"error_code": wire.error_code(code)}
+
+
+class ClusterRequests:
+    """The four read APIs of one node over ``catalogue``; each handler takes
+    ``(security, context, body, version)`` and returns the response body."""
+
+    def __init__(self, catalogue: Catalogue, node: Node, cluster_id: str):
+        self.catalogue = catalogue
+        self.node = node
+        self.cluster_id = cluster_id
+
+    def handlers(self) -> dict:
+        return {
+            METADATA: self.handle_metadata,
+            FIND_COORDINATOR: self.handle_find_coordinator,
+            DESCRIBE_GROUPS: self.handle_describe_groups,
+            DESCRIBE_CLUSTER: self.handle_describe_cluster,
+        }
+
+    @staticmethod
+    def _operations(security, context: RequestContext, pattern: ResourcePattern) -> int:
+        return operations_to_bitfield(security.authorized_operations(context, pattern))
+
+    def _cluster_operations(self, security, context: RequestContext) -> int:
+        if not security.is_allowed(context, AclOperation.DESCRIBE, _CLUSTER):
+            return 0
+        return self._operations(security, context, _CLUSTER)
+
+    # ------------------------------------------------------------------ Metadata
+
+    def handle_metadata(self, security, context: RequestContext, body, version: int):
+        response_type = wire.response_schema(METADATA, version)
+        topic_type = wire.item_type(response_type, "topics")
+        requested = body.topics
+        all_topics = requested is None or (version == 0 and not requested)
+        if all_topics:
+            names = sorted(self.catalogue.topics)
+        else:
+            names = []
+            for entry in requested:
+                topic_id = getattr(entry, "topic_id", None) or _ZERO_UUID
+                if entry.name is None or topic_id != _ZERO_UUID:
+                    # Kafka reads topic ids from v12 on but answers none of them in KRaft's
+                    # Metadata (clients use DescribeTopicPartitions); v10-v11 forbid them.
+                    raise InvalidRequestError(f"Topic IDs are not supported in Metadata requests (v{version})")
+                if entry.name not in names:
+                    names.append(entry.name)
+        # Refusals of named topics are audited; of an all-topics listing, not (Kafka's logIfDenied).
+        describe = [
+            Action(AclOperation.DESCRIBE, ResourcePattern(ResourceType.TOPIC, name), 1, True, not all_topics)
+            for name in names
+        ]
+        include_operations = version >= 8 and body_wants(body, "include_topic_authorized_operations")
+        topics = []
+        refused = []
+        for name, result in zip(names, security.authorize(context, describe)):
+            if result is not AuthorizationResult.ALLOWED:
+                refused.append(name)
+                continue
+            operations = AUTHORIZED_OPERATIONS_OMITTED
+            if include_operations:
+                operations = self._operations(security, context, ResourcePattern(ResourceType.TOPIC, name))
+            topics.append(self._topic_metadata(topic_type, name, operations))
+        if not all_topics:
+            # Named but not describable: refused without saying whether the topic exists.
+            topics += [
+                wire.build(
+                    topic_type,
+                    name=name,
+                    topic_id=_ZERO_UUID,
+                    is_internal=False,
+                    topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+                    **_codes(KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED),
+                )
+                for name in refused
+            ]
+        cluster_operations = AUTHORIZED_OPERATIONS_OMITTED
+        if 8 <= version <= 10 and body_wants(body, "include_cluster_authorized_operations"):
+            cluster_operations = self._cluster_operations(security, context)
+        return wire.build(
+            response_type,
+            brokers=(self._broker(wire.item_type(response_type, "brokers")),),
+            cluster_id=self.cluster_id,
+            controller_id=self.node.node_id,
+            topics=tuple(topics),
+            cluster_authorized_operations=cluster_operations,
+            **_codes(KafkaErrorCode.NONE),
+        )
+
+    def _broker(self, broker_type, **extra):
+        return wire.build(
+            broker_type, node_id=self.node.node_id, host=self.node.host, port=self.node.port, rack=self.node.rack, **extra
+        )
+
+    def _topic_metadata(self, topic_type, name: str, operations: int):
+        topic: Topic | None = self.catalogue.topics.get(name)
+        if topic is None:
+            problem = topic_name_problem(name)
+            code = KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION if problem is None else KafkaErrorCode.INVALID_TOPIC_EXCEPTION
+            return wire.build(
+                topic_type,
+                name=name,
+                topic_id=_ZERO_UUID,
+                is_internal=name in INTERNAL_TOPICS,
+                topic_authorized_operations=operations,
+                **_codes(code),
+            )
+        partition_type = wire.item_type(topic_type, "partitions")
+        node = self.node.node_id
+        partitions = tuple(
+            wire.build(
+                partition_type,
+                partition_index=index,
+                leader_id=node,
+                leader_epoch=0,
+                replica_nodes=(node,),
+                isr_nodes=(node,),
+                offline_replicas=(),
+                **_codes(KafkaErrorCode.NONE),
+            )
+            for index in range(topic.partitions)
+        )
+        return wire.build(
+            topic_type,
+            name=name,
+            topic_id=topic.topic_id,
+            is_internal=topic.is_internal,
+            partitions=partitions,
+            topic_authorized_operations=operations,
+            **_codes(KafkaErrorCode.NONE),
+        )
+
+    # ------------------------------------------------------------------ DescribeCluster
+
+    def handle_describe_cluster(self, security, context: RequestContext, body, version: int):
+        response_type = wire.response_schema(DESCRIBE_CLUSTER, version)
+        endpoint_type = getattr(body, "endpoint_type", BROKER_ENDPOINT)
+        if endpoint_type not in (1, 2):
+            return wire.build(
+                response_type,
+                error_message=f"Unsupported endpoint type {endpoint_type}",
+                **_codes(KafkaErrorCode.UNSUPPORTED_ENDPOINT_TYPE),
+            )
+        if endpoint_type != BROKER_ENDPOINT:
+            return wire.build(
+                response_type,
+                error_message="The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER",
+                **_codes(KafkaErrorCode.MISMATCHED_ENDPOINT_TYPE),
+            )
+        operations = AUTHORIZED_OPERATIONS_OMITTED
+        if body.include_cluster_authorized_operations:
+            operations = self._cluster_operations(security, context)
+        return wire.build(
+            response_type,
+            error_message=None,
+            endpoint_type=BROKER_ENDPOINT,
+            cluster_id=self.cluster_id,
+            controller_id=self.node.node_id,
+            brokers=(self._broker(wire.item_type(response_type, "brokers"), is_fenced=False),),
+            cluster_authorized_operations=operations,
+            **_codes(KafkaErrorCode.NONE),
+        )
+
+    # ------------------------------------------------------------------ FindCoordinator
+
+    def _coordinator(self, security, context: RequestContext, key_type: int, key: str) -> tuple[KafkaErrorCode, Node]:
+        if key_type == _GROUP_KEY:
+            operation, pattern, refusal = AclOperation.DESCRIBE, ResourcePattern(ResourceType.GROUP, key), KafkaErrorCode.GROUP_AUTHORIZATION_FAILED
+        elif key_type == _TRANSACTION_KEY:
+            operation, pattern = AclOperation.DESCRIBE, ResourcePattern(ResourceType.TRANSACTIONAL_ID, key)
+            refusal = KafkaErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        elif key_type == _SHARE_KEY:
+            operation, pattern, refusal = AclOperation.CLUSTER_ACTION, _CLUSTER, KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        else:
+            raise InvalidRequestError(f"Unknown coordinator type {key_type} in FindCoordinator request")
+        if not security.is_allowed(context, operation, pattern):
+            return refusal, NO_NODE
+        return KafkaErrorCode.NONE, self.node
+
+    def handle_find_coordinator(self, security, context: RequestContext, body, version: int):
+        response_type = wire.response_schema(FIND_COORDINATOR, version)
+        key_type = getattr(body, "key_type", _GROUP_KEY)
+        if version < 4:
+            code, node = self._coordinator(security, context, key_type, body.key)
+            # Kafka sends the error's message even for NONE, which reads "NONE".
+            message = code.name if code is KafkaErrorCode.NONE else code.message
+            return wire.build(
+                response_type, error_message=message, node_id=node.node_id, host=node.host, port=node.port, **_codes(code)
+            )
+        coordinator_type = wire.item_type(response_type, "coordinators")
+        coordinators = []
+        for key in body.coordinator_keys:
+            code, node = self._coordinator(security, context, key_type, key)
+            coordinators.append(
+                wire.build(
+                    coordinator_type,
+                    key=key,
+                    node_id=node.node_id,
+                    host=node.host,
+                    port=node.port,
+                    error_message=None if code is KafkaErrorCode.NONE else code.message,
+                    **_codes(code),
+                )
+            )
+        return wire.build(response_type, coordinators=tuple(coordinators))
+
+    # ------------------------------------------------------------------ DescribeGroups
+
+    def handle_describe_groups(self, security, context: RequestContext, body, version: int):
+        response_type = wire.response_schema(DESCRIBE_GROUPS, version)
+        group_type = wire.item_type(response_type, "groups")
+        include_operations = body_wants(body, "include_authorized_operations")
+        refused, described = [], []
+        for group_id in body.groups:
+            if not security.is_allowed(context, AclOperation.DESCRIBE, ResourcePattern(ResourceType.GROUP, group_id)):
+                refused.append(
+                    wire.build(
+                        group_type,
+                        group_id=group_id,
+                        group_state="",
+                        protocol_type="",
+                        protocol_data="",
+                        authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+                        **_codes(KafkaErrorCode.GROUP_AUTHORIZATION_FAILED),
+                    )
+                )
+                continue
+            group = self.catalogue.groups.get(group_id)
+            if group is None:
+                described.append(self._missing_group(group_type, version, group_id))
+                continue
+            operations = AUTHORIZED_OPERATIONS_OMITTED
+            if include_operations:
+                operations = self._operations(security, context, ResourcePattern(ResourceType.GROUP, group_id))
+            described.append(self._group(group_type, group, operations))
+        # Kafka answers the refused groups first, then what the coordinator described.
+        return wire.build(response_type, groups=tuple(refused + described))
+
+    @staticmethod
+    def _missing_group(group_type, version: int, group_id: str):
+        if version >= 6:
+            return wire.build(
+                group_type,
+                group_id=group_id,
+                group_state="Dead",
+                error_message=f"Group {group_id} not found.",
+                authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+                **_codes(KafkaErrorCode.GROUP_ID_NOT_FOUND),
+            )
+        return wire.build(
+            group_type,
+            group_id=group_id,
+            group_state="Dead",
+            authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+            **_codes(KafkaErrorCode.NONE),
+        )
+
+    @staticmethod
+    def _group(group_type, group: Group, operations: int):
+        member_type = wire.item_type(group_type, "members")
+        members = tuple(
+            wire.build(
+                member_type,
+                member_id=member.member_id,
+                group_instance_id=member.group_instance_id,
+                client_id=member.client_id,
+                client_host=member.client_host,
+            )
+            for member in group.members
+        )
+        return wire.build(
+            group_type,
+            group_id=group.group_id,
+            group_state=group.state,
+            protocol_type=group.protocol_type,
+            protocol_data=group.protocol,
+            members=members,
+            authorized_operations=operations,
+            **_codes(KafkaErrorCode.NONE),
+        )
+
+
+def body_wants(body, flag: str) -> bool:
+    """A request's boolean flag, False in versions that do not have it."""
+    return bool(getattr(body, flag, False))
+

@@ -1,0 +1,294 @@
+"""The asyncio shell of kafkasec's Kafka-protocol endpoint: sockets, frames, timers.
+
+Everything that decides lives elsewhere and does no I/O: the login in
+:mod:`kafkasec.server.authenticator`, the APIs in :mod:`kafkasec.server.apis`, forwarding in
+:mod:`kafkasec.forwarding`. This module reads size-prefixed frames, hands them over, writes the
+answers in order, sleeps where a refused login must wait, and closes connections that break the
+rules:
+
+- a frame larger than the cap (``sasl.server.max.receive.size``, 512 KiB, before login;
+  ``socket.request.max.bytes``, 100 MiB, after) or with a negative size closes the connection;
+- a connection that sends nothing, or only part of a frame, for ``connections.max.idle.ms``
+  is closed;
+- an API or version the endpoint does not serve, or bytes that do not parse, close the
+  connection, as on a Kafka broker (its clients re-read ApiVersions and reconnect).
+
+Each is logged on ``kafkasec.server`` with the peer's address and the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import struct
+import threading
+import time
+
+from kafkasec import wire
+from kafkasec.authentication import PlaintextAuthenticationContext
+from kafkasec.context import RequestContext
+from kafkasec.errors import KafkaError, KafkaErrorCode
+from kafkasec.forwarding import (
+    ENVELOPE_API_KEY,
+    EnvelopeAction,
+    ForwardingExchange,
+    open_envelope,
+    privileged_listeners,
+)
+from kafkasec.settings import parse_count, parse_milliseconds
+from kafkasec.server.api_versions import API_VERSIONS, answer_api_versions
+from kafkasec.server.apis import ApiTable
+from kafkasec.server.authenticator import SASL_AUTHENTICATE, SASL_HANDSHAKE, SCRAM_MECHANISMS, Authenticator
+from kafkasec.server.catalogue import Catalogue
+from kafkasec.server.cluster_requests import ClusterRequests, Node
+from kafkasec.server.controller_link import ControllerLink
+
+log = logging.getLogger("kafkasec.server")
+
+MAX_REQUEST_BYTES = "socket.request.max.bytes"
+DEFAULT_MAX_REQUEST_BYTES = 104_857_600
+MAX_SASL_RECEIVE_BYTES = "sasl.server.max.receive.size"
+DEFAULT_MAX_SASL_RECEIVE_BYTES = 524_288
+IDLE_TIMEOUT_MS = "connections.max.idle.ms"
+DEFAULT_IDLE_TIMEOUT_MS = 600_000
+SASL_ENABLED_MECHANISMS = "sasl.enabled.mechanisms"
+DEFAULT_CLUSTER_ID = "kafkasec-cluster"
+
+_SIZE = struct.Struct(">i")
+
+
+class ConnectionClosed(Exception):
+    """The endpoint closes this connection; ``args[0]`` says why, for the log."""
+
+
+class Endpoint:
+    """A Kafka-protocol listener on ``host:port`` backed by ``security`` (a KafkaSecurity).
+
+    ``security_protocol`` is SASL_PLAINTEXT (SCRAM logins) or PLAINTEXT (every client is
+    ANONYMOUS). With ``controller`` (a :class:`ControllerLink`) the endpoint is a broker that
+    forwards admin writes to that controller in envelopes; without, it is the controller and
+    handles them itself, and accepts envelopes if its listener is a privileged one
+    (``inter.broker.listener.name``, ``controller.listener.names``). ``port=0`` picks a free
+    port; :attr:`port` has it once started.
+    """
+
+    def __init__(
+        self,
+        security,
+        catalogue: Catalogue | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        node_id: int = 1,
+        cluster_id: str = DEFAULT_CLUSTER_ID,
+        listener_name: str | None = None,
+        security_protocol: str = "SASL_PLAINTEXT",
+        controller: ControllerLink | None = None,
+    ):
+        if security_protocol not in ("SASL_PLAINTEXT", "PLAINTEXT"):
+            raise ValueError(f"security_protocol must be SASL_PLAINTEXT or PLAINTEXT, not {security_protocol!r}")
+        if controller is not None and not isinstance(controller, ControllerLink):
+            raise TypeError(f"controller must be a ControllerLink or None, not {controller!r}")
+        config = security.config
+        self.security = security
+        self.catalogue = catalogue or Catalogue()
+        self.host = host
+        self.port = port
+        self.node_id = node_id
+        self.cluster_id = cluster_id
+        self.listener_name = listener_name or security_protocol
+        self.security_protocol = security_protocol
+        self.controller = controller
+        self.max_request_bytes = parse_count(config, MAX_REQUEST_BYTES, DEFAULT_MAX_REQUEST_BYTES, unit="bytes")
+        self.max_sasl_receive_bytes = parse_count(config, MAX_SASL_RECEIVE_BYTES, DEFAULT_MAX_SASL_RECEIVE_BYTES, unit="bytes")
+        self.idle_timeout_ms = parse_milliseconds(config, IDLE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS)
+        mechanisms = str(config.get(SASL_ENABLED_MECHANISMS, ",".join(SCRAM_MECHANISMS)))
+        self.mechanisms = tuple(part.strip() for part in mechanisms.split(",") if part.strip())
+        self.accepts_envelopes = controller is None and self.listener_name in privileged_listeners(config)
+        self._server: asyncio.base_events.Server | None = None
+        self._connections: dict[asyncio.Task, asyncio.StreamWriter] = {}
+        self._apis: ApiTable | None = None
+        # Checked now, so that a bad mechanism list fails at start-up, not at the first login.
+        Authenticator(security, "127.0.0.1", ranges={}, mechanisms=self.mechanisms)
+
+    @property
+    def node(self) -> Node:
+        return Node(self.node_id, self.host, self.port)
+
+    @property
+    def bootstrap(self) -> str:
+        """``host:port``, for a client's ``bootstrap.servers``."""
+        return f"{self.host}:{self.port}"
+
+    @property
+    def connection_count(self) -> int:
+        return len(self._connections)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> Endpoint:
+        if self._server is not None:
+            raise ValueError("this endpoint is already started")
+        self._server = await asyncio.start_server(self._accept, self.host, self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        # The node clients are told about is this listener's own address (librdkafka sends admin
+        # requests to controller_id), so the table is built once the port is known.
+        self._apis = ApiTable(ClusterRequests(self.catalogue, self.node, self.cluster_id), accepts_envelopes=self.accepts_envelopes)
+        log.info("listening on %s (%s, node %d)", self.bootstrap, self.listener_name, self.node_id)
+        return self
+
+    async def stop(self) -> None:
+        """Stop listening and close every connection (and the link to the controller)."""
+        if self._server is None:
+            return
+        self._server.close()
+        # Aborting the sockets ends each connection's loop through its own error path.
+        for writer in list(self._connections.values()):
+            writer.transport.abort()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+        await self._server.wait_closed()
+        self._server = None
+        if self.controller is not None:
+            await self.controller.close()
+        log.info("stopped %s", self.bootstrap)
+
+    async def __aenter__(self) -> Endpoint:
+        return await self.start()
+
+    async def __aexit__(self, *exc_info) -> None:
+        await self.stop()
+
+    async def serve_forever(self) -> None:
+        await self.start()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await self.stop()
+
+    @contextlib.contextmanager
+    def running_in_thread(self):
+        """Run the endpoint on an event loop in a background thread, for synchronous callers
+        (tests with blocking Kafka clients, the demo); stopped when the block ends."""
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, name=f"kafkasec-endpoint-{self.node_id}", daemon=True)
+        thread.start()
+        try:
+            asyncio.run_coroutine_threadsafe(self.start(), loop).result()
+            yield self
+        finally:
+            asyncio.run_coroutine_threadsafe(self.stop(), loop).result()
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join()
+            loop.close()
+
+    # ------------------------------------------------------------------ connections
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._connections[task] = writer
+        peer = writer.get_extra_info("peername") or ("0.0.0.0", 0)
+        try:
+            await self._serve(reader, writer, peer[0])
+        except ConnectionClosed as closed:
+            log.info("closing connection from %s:%s: %s", peer[0], peer[1], closed.args[0])
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass  # the client went away
+        finally:
+            self._connections.pop(task, None)
+            writer.close()
+
+    async def _read_frame(self, reader: asyncio.StreamReader, limit: int) -> bytes:
+        timeout = self.idle_timeout_ms / 1000
+        try:
+            (size,) = _SIZE.unpack(await asyncio.wait_for(reader.readexactly(4), timeout))
+            if size < 0 or size > limit:
+                raise ConnectionClosed(f"Invalid receive (size = {size} larger than {limit})" if size > 0 else f"Invalid receive (size = {size})")
+            return await asyncio.wait_for(reader.readexactly(size), timeout)
+        except asyncio.TimeoutError:
+            raise ConnectionClosed(f"idle for connections.max.idle.ms ({self.idle_timeout_ms} ms)") from None
+
+    @staticmethod
+    async def _send(writer: asyncio.StreamWriter, frame: bytes) -> None:
+        writer.write(_SIZE.pack(len(frame)) + frame)
+        await writer.drain()
+
+    async def _serve(self, reader, writer, client_address: str) -> None:
+        if self.security_protocol == "PLAINTEXT":
+            principal = self.security.build_principal(PlaintextAuthenticationContext(client_address, self.listener_name))
+        else:
+            principal = await self._login(reader, writer, client_address)
+        while True:
+            frame = await self._read_frame(reader, self.max_request_bytes)
+            answer = await self._answer(principal, client_address, frame)
+            if answer is None:
+                raise ConnectionClosed("the request is answered by closing the connection")
+            await self._send(writer, answer)
+
+    async def _login(self, reader, writer, client_address: str):
+        authenticator = Authenticator(
+            self.security,
+            client_address,
+            ranges=self._apis.ranges,
+            listener_name=self.listener_name,
+            security_protocol=self.security_protocol,
+            mechanisms=self.mechanisms,
+        )
+        while not authenticator.is_complete:
+            reply = authenticator.receive(await self._read_frame(reader, self.max_sasl_receive_bytes))
+            if reply.delay_ms:
+                await asyncio.sleep(reply.delay_ms / 1000)
+            if reply.frame is not None:
+                await self._send(writer, reply.frame)
+            if reply.close:
+                raise ConnectionClosed(f"login failed: {reply.reason}")
+        return authenticator.principal
+
+    def _context(self, principal, client_address: str, request: wire.Request) -> RequestContext:
+        return RequestContext(
+            principal,
+            client_address,
+            listener_name=self.listener_name,
+            security_protocol=self.security_protocol,
+            request_type=request.api_key,
+            request_version=request.api_version,
+            client_id=request.header.client_id or "",
+            correlation_id=int(request.header.correlation_id),
+        )
+
+    async def _answer(self, principal, client_address: str, frame: bytes) -> bytes | None:
+        """The response frame to an authenticated request; None closes the connection."""
+        try:
+            api_key, version = wire.peek_api(frame)
+            if not self._apis.serves(api_key, version) and api_key != API_VERSIONS:
+                raise ConnectionClosed(f"API key {api_key} v{version} is not served here")
+            if api_key == API_VERSIONS:
+                return answer_api_versions(frame, self._apis.ranges)[0]
+            request = wire.decode_request(frame)
+        except KafkaError as error:
+            raise ConnectionClosed(f"unreadable request: {error}") from None
+        if api_key in (SASL_HANDSHAKE, SASL_AUTHENTICATE):
+            return self._apis.illegal_sasl_state(request)
+        context = self._context(principal, client_address, request)
+        if api_key == ENVELOPE_API_KEY:
+            return self._open_envelope(context, frame)
+        if self.controller is not None and api_key in self._apis.forwardable:
+            exchange = ForwardingExchange(self.security, context, frame, now_ms=_now_ms())
+            return await self.controller.forward(exchange, clock=_now_ms)
+        return self._apis.handle(self.security, context, request)
+
+    def _open_envelope(self, context, frame: bytes) -> bytes | None:
+        opened = open_envelope(self.security, context, frame, is_active_controller=self.controller is None)
+        if opened.action is EnvelopeAction.CLOSE_CONNECTION:
+            raise ConnectionClosed(opened.reason)
+        if opened.action is EnvelopeAction.RESPOND:
+            return opened.response
+        inner = opened.request
+        if inner.api_key not in self._apis.handlers or not self._apis.serves(inner.api_key, inner.api_version):
+            return opened.refuse(KafkaErrorCode.UNSUPPORTED_VERSION)
+        return opened.respond(self._apis.handle(self.security, opened.context, inner))
+
+
+def _now_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
