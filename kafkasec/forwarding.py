@@ -33,14 +33,13 @@ from kafkasec.acl import AclOperation
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import InvalidRequestError, KafkaError, KafkaErrorCode
 from kafkasec.forwardable import CLUSTER, FORWARDABLE_APIS
+from kafkasec.settings import CONTROLLER_LISTENER_NAMES, INTER_BROKER_LISTENER_NAME
 
 ENVELOPE_API_KEY = 58
 ENVELOPE_VERSION = 0
 DEFAULT_TIMEOUT_MS = 30_000
 """How long a broker keeps retrying a forwarded request (Kafka: request.timeout.ms)."""
 
-INTER_BROKER_LISTENER_NAME = "inter.broker.listener.name"
-CONTROLLER_LISTENER_NAMES = "controller.listener.names"
 
 
 class ForwardingStateError(ValueError):

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Mapping
 
+INTER_BROKER_LISTENER_NAME = "inter.broker.listener.name"
+CONTROLLER_LISTENER_NAMES = "controller.listener.names"
+
 
 def parse_count(config: Mapping[str, object], name: str, default: int, *, unit: str = "") -> int:
     """A whole number >= 0 (of ``unit``, for the message) from ``config``; anything else is a

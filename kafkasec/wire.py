@@ -195,9 +195,13 @@ def item_type(entity_type: type, field_name: str) -> type:
     """The kio class of the items of an array field (or of a nested field)."""
     for field in dataclasses.fields(entity_type):
         if field.name == field_name:
+            # Unwrap a nullable field (X | None) first, then an array (tuple[X, ...]).
+            field_type = next((arg for arg in typing.get_args(field.type) if arg is not type(None)), field.type)
             if typing.get_origin(field.type) is tuple:
-                return typing.get_args(field.type)[0]
-            return next((arg for arg in typing.get_args(field.type) if arg is not type(None)), field.type)
+                field_type = field.type
+            if typing.get_origin(field_type) is tuple:
+                return typing.get_args(field_type)[0]
+            return field_type
     raise ValueError(f"{entity_type.__name__} has no field {field_name!r}")
 
 

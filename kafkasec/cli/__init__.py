@@ -10,7 +10,7 @@ import sys
 from typing import Sequence
 
 from kafkasec import __version__
-from kafkasec.cli import acls, grid, principal, scram, tokens
+from kafkasec.cli import acls, grid, principal, scram, serve, tokens
 from kafkasec.cli.options import (
     ArgumentParser,
     CommandError,
@@ -37,6 +37,7 @@ def build_parser() -> ArgumentParser:
     scram.register(commands)
     tokens.register(commands)
     grid.register(commands)
+    serve.register(commands)
     return parser
 
 

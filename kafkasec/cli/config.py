@@ -63,11 +63,12 @@ def state_path(args, properties: dict[str, str]) -> str:
     )
 
 
-def open_security(args, *, stateless: bool = False) -> KafkaSecurity:
+def open_security(args, *, stateless: bool = False, overrides: dict[str, str] | None = None) -> KafkaSecurity:
     """The KafkaSecurity the command works on; close it (it is a context manager) when done.
 
     ``stateless`` commands (principal conversions) keep state in memory: they create no file.
+    ``overrides`` are settings the command itself fixes, over the config file's.
     """
     properties = read_properties(args.config) if args.config else {}
     path = ":memory:" if stateless else state_path(args, properties)
-    return KafkaSecurity.from_config({**properties, STATE_PATH: path})
+    return KafkaSecurity.from_config({**properties, **(overrides or {}), STATE_PATH: path})

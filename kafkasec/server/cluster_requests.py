@@ -146,8 +146,10 @@ class ClusterRequests:
         )
 
     def _broker(self, broker_type, **extra):
+        # Metadata calls the id node_id, DescribeCluster broker_id; build() keeps the one there is.
+        node = self.node
         return wire.build(
-            broker_type, node_id=self.node.node_id, host=self.node.host, port=self.node.port, rack=self.node.rack, **extra
+            broker_type, node_id=node.node_id, broker_id=node.node_id, host=node.host, port=node.port, rack=node.rack, **extra
         )
 
     def _topic_metadata(self, topic_type, name: str, operations: int):

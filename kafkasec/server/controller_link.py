@@ -13,7 +13,7 @@ import asyncio
 from typing import Callable
 
 from kafkasec.errors import KafkaError
-from kafkasec.forwarding import ForwardingExchange, ForwardingState
+from kafkasec.forwarding import DEFAULT_TIMEOUT_MS, ForwardingExchange, ForwardingState
 from kafkasec.server.client import KafkaConnection
 
 DEFAULT_RETRY_BACKOFF_MS = 100
@@ -31,18 +31,21 @@ class ControllerLink:
         username: str | None = None,
         password: str | None = None,
         retry_backoff_ms: int = DEFAULT_RETRY_BACKOFF_MS,
+        request_timeout_ms: int = DEFAULT_TIMEOUT_MS,
         client_id: str = "kafkasec-forwarding",
     ):
         if mechanism is not None and (not username or password is None):
             raise ValueError(f"a {mechanism} login to the controller needs a username and a password")
-        if retry_backoff_ms < 0:
-            raise ValueError(f"retry_backoff_ms must be >= 0, not {retry_backoff_ms}")
+        for name, value in (("retry_backoff_ms", retry_backoff_ms), ("request_timeout_ms", request_timeout_ms)):
+            if not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be an int >= 0, not {value!r}")
         self.host = host
         self.port = port
         self.mechanism = mechanism
         self.username = username
         self._password = password
         self.retry_backoff_ms = retry_backoff_ms
+        self.request_timeout_ms = request_timeout_ms
         self.client_id = client_id
         self._connection: KafkaConnection | None = None
         self._connecting = asyncio.Lock()
@@ -70,6 +73,12 @@ class ControllerLink:
 
     async def close(self) -> None:
         await self._drop()
+
+    def exchange(self, security, context, request_frame: bytes, *, now_ms: int) -> ForwardingExchange:
+        """A ForwardingExchange for one client request, with this link's request timeout."""
+        return ForwardingExchange(
+            security, context, request_frame, now_ms=now_ms, timeout_ms=self.request_timeout_ms, envelope_client_id=self.client_id
+        )
 
     async def forward(self, exchange: ForwardingExchange, *, clock: Callable[[], int]) -> bytes | None:
         """Run ``exchange`` to the end; the client's response frame (None: close its connection)."""

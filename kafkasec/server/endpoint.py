@@ -32,7 +32,6 @@ from kafkasec.errors import KafkaError, KafkaErrorCode
 from kafkasec.forwarding import (
     ENVELOPE_API_KEY,
     EnvelopeAction,
-    ForwardingExchange,
     open_envelope,
     privileged_listeners,
 )
@@ -273,7 +272,7 @@ class Endpoint:
         if api_key == ENVELOPE_API_KEY:
             return self._open_envelope(context, frame)
         if self.controller is not None and api_key in self._apis.forwardable:
-            exchange = ForwardingExchange(self.security, context, frame, now_ms=_now_ms())
+            exchange = self.controller.exchange(self.security, context, frame, now_ms=_now_ms())
             return await self.controller.forward(exchange, clock=_now_ms)
         return self._apis.handle(self.security, context, request)
 

@@ -1,0 +1,59 @@
+"""What the endpoint tests share: a state file with users, a catalogue, a running endpoint."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from kafkasec import KafkaSecurity, RequestContext
+from kafkasec.scram.credentials import ScramCredentialInfo, UserScramCredentialUpsertion
+from kafkasec.server import Catalogue, Endpoint, KafkaConnection
+
+PASSWORDS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret", "broker": "broker-secret"}
+MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+ADMIN = RequestContext.for_principal("User:admin")
+CATALOGUE = Catalogue.of(
+    topics=[{"name": "orders", "partitions": 3}, {"name": "payments"}, {"name": "audit", "partitions": 2}],
+    groups=[
+        {"group_id": "billing", "members": [{"member_id": "m-1", "client_id": "billing-app"}]},
+        {"group_id": "reports"},
+    ],
+)
+CONFIG = {
+    "super.users": "User:admin;User:broker",
+    "delegation.token.secret.key": "endpoint-test-secret",
+    # Kafka's default is 100 ms; short keeps the refused-login tests quick and still measurable.
+    "connection.failed.authentication.delay.ms": "50",
+}
+
+
+def open_security(path, **config) -> KafkaSecurity:
+    return KafkaSecurity.from_config({**CONFIG, "kafkasec.state.path": str(path), **config})
+
+
+def add_users(security: KafkaSecurity, users=PASSWORDS, iterations: int = 4096) -> None:
+    for mechanism in MECHANISMS:  # Kafka refuses two changes to one user in one request
+        upsertions = [
+            UserScramCredentialUpsertion(user, ScramCredentialInfo(mechanism, iterations), password)
+            for user, password in users.items()
+        ]
+        for result in security.alter_user_scram_credentials(upsertions, context=ADMIN):
+            assert result.error is None, result
+
+
+@contextlib.contextmanager
+def serving(security, catalogue=CATALOGUE, **endpoint_options):
+    """An endpoint over ``security`` running in a background thread."""
+    with Endpoint(security, catalogue, **endpoint_options).running_in_thread() as endpoint:
+        yield endpoint
+
+
+async def logged_in(endpoint, user="admin", mechanism="SCRAM-SHA-256", **login) -> KafkaConnection:
+    connection = await KafkaConnection.open(endpoint.host, endpoint.port)
+    await connection.login(mechanism, user, login.pop("password", PASSWORDS.get(user, "")), **login)
+    return connection
+
+
+def run(coroutine):
+    """Run a coroutine of a test on its own event loop (the endpoint runs on another)."""
+    return asyncio.run(coroutine)
