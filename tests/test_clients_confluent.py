@@ -197,3 +197,4 @@ def test_a_restart_in_between_loses_nothing(state):
         assert sorted(alice.list_topics(timeout=TIMEOUT).topics) == ["orders", "payments"]
         cluster = alice.describe_cluster(include_authorized_operations=True).result(timeout=TIMEOUT)
         assert operation_names(cluster.authorized_operations) == ["DESCRIBE"]
+
