@@ -131,12 +131,45 @@ def _response_header_type(schema: type) -> type:
     return ResponseHeaderV1
 
 
+_SCHEMA_CLASS_VARIABLES = ("__type__", "__version__", "__flexible__", "__api_key__", "__header_schema__")
+
+
+@functools.lru_cache(maxsize=None)
+def _timestamps_as_integers(schema: type) -> tuple[type, tuple[str, ...]]:
+    """A twin of ``schema`` whose top-level datetime fields are read as plain int64, and their names.
+
+    Kafka answers a refused token request with timestamps of -1, and kio's reader refuses
+    negative timestamps; its writer takes them. The twin reads the milliseconds, which
+    :func:`decode_response` turns back into the datetimes the real schema holds.
+    """
+    names = tuple(f.name for f in dataclasses.fields(schema) if f.metadata.get("kafka_type") == "datetime_i64")
+    if not names:
+        return schema, ()
+    fields = []
+    for f in dataclasses.fields(schema):
+        metadata = {**f.metadata, "kafka_type": "int64"} if f.name in names else f.metadata
+        options = {"metadata": metadata}
+        if f.default is not dataclasses.MISSING:
+            options["default"] = f.default
+        fields.append((f.name, int if f.name in names else f.type, dataclasses.field(**options)))
+    twin = dataclasses.make_dataclass(schema.__name__, fields, frozen=True, slots=True, kw_only=True)
+    for variable in _SCHEMA_CLASS_VARIABLES:
+        setattr(twin, variable, getattr(schema, variable))
+    return twin, names
+
+
 def decode_response(data: bytes, api_key: int, version: int):
     """A response frame to a request of ``api_key`` v``version``: (correlation id, body)."""
     data = bytes(data)
     schema = response_schema(api_key, version)
     header, size = _read(_response_header_type(schema), data, 0, "the response header")
-    body, _ = _read(schema, data, size, f"the body of a response with API key {api_key} v{version}")
+    readable, timestamps = _timestamps_as_integers(schema)
+    body, _ = _read(readable, data, size, f"the body of a response with API key {api_key} v{version}")
+    if timestamps:
+        values = {f.name: getattr(body, f.name) for f in dataclasses.fields(body)}
+        for name in timestamps:
+            values[name] = datetime.datetime.fromtimestamp(values[name] / 1000, datetime.timezone.utc)
+        body = schema(**values)
     return int(header.correlation_id), body
 
 

@@ -2,6 +2,7 @@
 SCRAM mechanism extended with Kafka's ``tokenauth`` extension."""
 
 import contextlib
+import datetime
 
 import pytest
 
@@ -240,7 +241,7 @@ def create_token(endpoint, user):
 
     async def scenario():
         async with await logged_in(endpoint, user) as connection:
-            response = await connection.request(wire.build(wire.request_schema(38, 3), max_lifetime=-1))
+            response = await connection.request(wire.build(wire.request_schema(38, 3), max_lifetime=datetime.timedelta(milliseconds=-1)))
             assert int(response.error_code) == 0
             return response.token_id, bytes(response.hmac)
 

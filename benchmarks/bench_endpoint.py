@@ -1,0 +1,270 @@
+"""The Kafka-protocol endpoint under load and abuse, measured from outside, in one run.
+
+    python benchmarks/bench_endpoint.py [--quick] [--seconds S]
+
+The endpoint runs as ``kafkasec serve`` in its own process (one core of its own); the clients
+are kafkasec's kio-based KafkaConnection on asyncio in this process. Measured:
+
+- logins per second (SaslHandshake and two SaslAuthenticate on a new connection) with N
+  concurrent clients, against the same login run in-process through the facade (no sockets,
+  no framing, no kio): the ratio is what the network shell costs;
+- authorized Metadata requests per second (v12, all topics, with KIP-430 topic operations, for
+  a user whose ACLs let it see half of 50 topics) with N concurrent connections, against the
+  handler called in-process;
+- the same Metadata load while 200 more connections sit open and another task keeps sending
+  fuzzed and oversized frames on fresh connections: the ratio to the quiet run;
+- stalled connections: 200 connections that send half a frame, and how long until the
+  endpoint has closed all of them (``connections.max.idle.ms`` is 1000 ms here).
+
+The clients' PBKDF2 is cached (a real client computes it once per password too), so the login
+rate is the server's, not the client's. Prints a Markdown table with ratios and the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import json
+import os
+import platform
+import random
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kafkasec import AccessControlEntry, AclBinding, KafkaSecurity, RequestContext, ResourcePattern, wire
+from kafkasec.scram import client as scram_client_module
+from kafkasec.scram.client import ScramClient
+from kafkasec.scram.credentials import ScramCredentialInfo, ScramFormatter, UserScramCredentialUpsertion
+from kafkasec.server import Catalogue, KafkaConnection
+from kafkasec.server.cluster_requests import ClusterRequests, Node
+
+USERS = {"admin": "admin-secret", "reader": "reader-secret"}
+TOPICS = [f"topic-{index:03d}" for index in range(50)]
+IDLE_MS = 1000
+
+
+def cache_client_pbkdf2() -> None:
+    """The clients' salted passwords, computed once per (password, salt, iterations)."""
+    original = ScramFormatter.salted_password
+
+    @functools.lru_cache(maxsize=None)
+    def cached(self_mechanism, password, salt, iterations):
+        return original(ScramFormatter(self_mechanism), password, salt, iterations)
+
+    def salted_password(self, password, salt, iterations):
+        return cached(self.mechanism, password, bytes(salt), iterations)
+
+    scram_client_module.ScramFormatter.salted_password = salted_password
+
+
+def prepare_state(directory: Path) -> tuple[Path, Path, Path]:
+    state = directory / "state.db"
+    properties = directory / "server.properties"
+    properties.write_text(
+        f"super.users=User:admin\nconnections.max.idle.ms={IDLE_MS}\n"
+        "connection.failed.authentication.delay.ms=100\n"
+    )
+    catalogue = directory / "catalogue.json"
+    catalogue.write_text(json.dumps({"topics": [{"name": name, "partitions": 3} for name in TOPICS]}))
+    admin = RequestContext.for_principal("User:admin")
+    with KafkaSecurity(super_users="User:admin", state_path=str(state)) as security:
+        for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+            security.alter_user_scram_credentials(
+                [UserScramCredentialUpsertion(u, ScramCredentialInfo(mechanism, 4096), p) for u, p in USERS.items()],
+                context=admin,
+            )
+        security.create_acls(
+            [AclBinding(ResourcePattern("TOPIC", name), AccessControlEntry("User:reader", "*", "READ", "ALLOW")) for name in TOPICS[::2]]
+        )
+    return state, properties, catalogue
+
+
+def start_server(state: Path, properties: Path, catalogue: Path) -> tuple[subprocess.Popen, int]:
+    command = [sys.executable, "-m", "kafkasec.cli", "--state", str(state), "--config", str(properties),
+               "serve", "--port", "0", "--catalogue", str(catalogue)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    line = process.stdout.readline()  # "kafkasec serve: SASL_PLAINTEXT listening on 127.0.0.1:PORT"
+    return process, int(line.rsplit(":", 1)[1])
+
+
+def metadata_request():
+    return wire.build(wire.request_schema(3, 12), topics=None, include_topic_authorized_operations=True)
+
+
+async def login(port: int, user="reader", mechanism="SCRAM-SHA-512") -> KafkaConnection:
+    connection = await KafkaConnection.open("127.0.0.1", port)
+    await connection.login(mechanism, user, USERS[user])
+    return connection
+
+
+async def rate(worker, clients: int, seconds: float) -> float:
+    """Operations per second of ``clients`` concurrent ``worker(deadline)`` loops."""
+    deadline = time.perf_counter() + seconds
+    started = time.perf_counter()
+    counts = await asyncio.gather(*(worker(deadline) for _ in range(clients)))
+    return sum(counts) / (time.perf_counter() - started)
+
+
+async def logins_per_second(port: int, clients: int, seconds: float) -> float:
+    async def worker(deadline):
+        done = 0
+        while time.perf_counter() < deadline:
+            connection = await login(port)
+            await connection.close()
+            done += 1
+        return done
+
+    return await rate(worker, clients, seconds)
+
+
+async def metadata_per_second(port: int, clients: int, seconds: float) -> float:
+    connections = [await login(port) for _ in range(clients)]
+    body = metadata_request()
+
+    async def worker(deadline):
+        connection = connections.pop()
+        done = 0
+        while time.perf_counter() < deadline:
+            response = await connection.request(body)
+            assert len(response.topics) == len(TOPICS) // 2
+            done += 1
+        await connection.close()
+        return done
+
+    return await rate(worker, clients, seconds)
+
+
+async def abuse(port: int, stop: asyncio.Event, rng: random.Random) -> int:
+    """Fuzzed and oversized frames on fresh connections until ``stop``; how many were sent."""
+    valid = wire.encode_request(metadata_request(), correlation_id=1, client_id="fuzz")
+    sent = 0
+    while not stop.is_set():
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        choice = sent % 3
+        if choice == 0:
+            frame = bytearray(valid)
+            for _ in range(4):
+                frame[rng.randrange(len(frame))] = rng.randrange(256)
+            writer.write(struct.pack(">i", len(frame)) + bytes(frame))
+        elif choice == 1:
+            writer.write(struct.pack(">i", 1 << 30) + b"\x00" * 64)  # a gigabyte announced
+        else:
+            writer.write(bytes(rng.randrange(256) for _ in range(48)))
+        try:
+            await asyncio.wait_for(reader.read(), 2)
+        except (asyncio.TimeoutError, ConnectionError):
+            pass
+        writer.close()
+        sent += 1
+    return sent
+
+
+async def metadata_under_abuse(port: int, clients: int, seconds: float) -> tuple[float, int]:
+    idle = [await asyncio.open_connection("127.0.0.1", port) for _ in range(200)]
+    stop = asyncio.Event()
+    fuzzer = asyncio.create_task(abuse(port, stop, random.Random(7)))
+    measured = await metadata_per_second(port, clients, seconds)
+    stop.set()
+    sent = await fuzzer
+    for _, writer in idle:
+        writer.close()
+    return measured, sent
+
+
+async def stalled_connections_freed(port: int, count: int = 200) -> float:
+    connections = [await asyncio.open_connection("127.0.0.1", port) for _ in range(count)]
+    for _, writer in connections:
+        writer.write(b"\x00\x00\x01")  # three bytes of a size prefix, never the fourth
+    started = time.perf_counter()
+    await asyncio.gather(*(reader.read() for reader, _ in connections))
+    freed = time.perf_counter() - started
+    for _, writer in connections:
+        writer.close()
+    return freed
+
+
+def in_process_logins_per_second(state: Path, seconds: float) -> float:
+    with KafkaSecurity(super_users="User:admin", state_path=str(state)) as security:
+        done, deadline = 0, time.perf_counter() + seconds
+        started = time.perf_counter()
+        while time.perf_counter() < deadline:
+            client = ScramClient("SCRAM-SHA-512", "reader", USERS["reader"])
+            server = security.scram_server("SCRAM-SHA-512")
+            first = server.evaluate_response(client.first_message())
+            client.verify_server_final(server.evaluate_response(client.final_message(first)))
+            security.build_principal(server.authentication_context("127.0.0.1"))
+            done += 1
+        return done / (time.perf_counter() - started)
+
+
+def in_process_metadata_per_second(state: Path, catalogue: Path, seconds: float) -> float:
+    with KafkaSecurity(super_users="User:admin", state_path=str(state)) as security:
+        cluster = ClusterRequests(Catalogue.from_file(str(catalogue)), Node(1, "127.0.0.1", 9092), "c")
+        context = RequestContext.for_principal("User:reader", security_protocol="SASL_PLAINTEXT")
+        body = metadata_request()
+        done, deadline = 0, time.perf_counter() + seconds
+        started = time.perf_counter()
+        while time.perf_counter() < deadline:
+            wire.encode_response(cluster.handle_metadata(security, context, body, 12), correlation_id=1)
+            done += 1
+        return done / (time.perf_counter() - started)
+
+
+def machine() -> str:
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, load {load}"
+
+
+async def over_the_wire(port: int, seconds: float, client_counts) -> dict:
+    results = {}
+    for clients in client_counts:
+        results[("login", clients)] = await logins_per_second(port, clients, seconds)
+        results[("metadata", clients)] = await metadata_per_second(port, clients, seconds)
+    results["abuse"] = await metadata_under_abuse(port, max(client_counts), seconds)
+    results["stalled"] = await stalled_connections_freed(port)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1 s per measurement, 1 and 16 clients")
+    parser.add_argument("--seconds", type=float, default=3.0)
+    args = parser.parse_args()
+    seconds = 1.0 if args.quick else args.seconds
+    client_counts = (1, 16) if args.quick else (1, 16, 64)
+    cache_client_pbkdf2()
+    with tempfile.TemporaryDirectory() as directory:
+        state, properties, catalogue = prepare_state(Path(directory))
+        login_baseline = in_process_logins_per_second(state, seconds)
+        metadata_baseline = in_process_metadata_per_second(state, catalogue, seconds)
+        server, port = start_server(state, properties, catalogue)
+        try:
+            results = asyncio.run(over_the_wire(port, seconds, client_counts))
+        finally:
+            server.terminate()
+            server.wait(10)
+    print(f"Machine: {machine()}. {seconds:g} s per measurement; the endpoint in its own process.\n")
+    print("| measurement | clients | per second | ratio |")
+    print("|---|---:|---:|---|")
+    print(f"| login in-process (facade, no sockets) | 1 | {login_baseline:,.0f} | 1.00 (baseline) |")
+    for clients in client_counts:
+        value = results[("login", clients)]
+        print(f"| login over the wire | {clients} | {value:,.0f} | {value / login_baseline:.2f}x in-process |")
+    print(f"| Metadata handler in-process | 1 | {metadata_baseline:,.0f} | 1.00 (baseline) |")
+    quiet = results[("metadata", max(client_counts))]
+    for clients in client_counts:
+        value = results[("metadata", clients)]
+        print(f"| Metadata over the wire | {clients} | {value:,.0f} | {value / metadata_baseline:.2f}x in-process |")
+    abused, sent = results["abuse"]
+    print(f"| Metadata with 200 idle connections and a fuzzer ({sent:,} bad frames) | {max(client_counts)} | {abused:,.0f} | {abused / quiet:.2f}x quiet |")
+    print(f"\n200 stalled connections (half a size prefix each) were all closed {results['stalled']:.2f} s after the last byte "
+          f"(connections.max.idle.ms = {IDLE_MS}).")
+
+
+if __name__ == "__main__":
+    main()
