@@ -20,7 +20,15 @@ def test_readme_examples_run(number):
     exec(compile(python_blocks(ROOT / "README.md")[number], f"README.md block {number}", "exec"), {})
 
 
-RUNNABLE_PAGES = ["docs/authorization.md", "docs/principals.md", "docs/forwarding.md", "docs/scram.md", "docs/tokens.md", "docs/grids.md"]
+RUNNABLE_PAGES = [
+    "docs/authorization.md",
+    "docs/principals.md",
+    "docs/forwarding.md",
+    "docs/scram.md",
+    "docs/tokens.md",
+    "docs/grids.md",
+    "docs/embedding.md",
+]
 
 
 @pytest.mark.parametrize("page", RUNNABLE_PAGES)

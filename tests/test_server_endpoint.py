@@ -114,6 +114,17 @@ def test_api_versions_after_login_lists_what_is_served(endpoint):
     run(scenario())
 
 
+def test_bytes_after_a_request_body_are_ignored_as_kafka_does(endpoint):
+    # librdkafka sends a few trailing bytes after some request bodies.
+    async def scenario():
+        async with await logged_in(endpoint) as connection:
+            frame = wire.encode_request(all_topics(), correlation_id=77, client_id="x") + b"\x00\x00\x00"
+            correlation_id, response = wire.decode_response(await connection.exchange(frame), 3, 12)
+            assert correlation_id == 77 and len(response.topics) == len(CATALOGUE.topics)
+
+    run(scenario())
+
+
 def test_an_api_that_is_not_served_closes_the_connection(endpoint):
     async def scenario():
         async with await logged_in(endpoint) as connection:
@@ -352,6 +363,8 @@ def test_a_controller_that_is_down_times_the_request_out(tmp_path):
 
 
 def test_controller_link_arguments_are_checked():
+    with pytest.raises(ValueError, match="port must be 1-65535"):
+        ControllerLink("127.0.0.1", 0, mechanism=None)
     with pytest.raises(ValueError, match="username and a password"):
         ControllerLink("127.0.0.1", 1, mechanism="SCRAM-SHA-256")
     with pytest.raises(ValueError, match="retry_backoff_ms"):

@@ -52,35 +52,38 @@ def _password(path: str) -> str:
         return file.readline().rstrip("\r\n")
 
 
-def _endpoints(args, security, catalogue) -> list:
+def _check(args) -> None:
+    if args.controller_port is None and (args.broker_user or args.broker_password_file):
+        raise UsageError("--broker-user and --broker-password-file go with --controller-port")
+    if args.controller_port is not None and not (args.broker_user and args.broker_password_file):
+        raise UsageError("--controller-port needs --broker-user and --broker-password-file")
+
+
+async def _serve(args, security, catalogue) -> None:
     from kafkasec.server import ControllerLink, Endpoint
 
-    if args.controller_port is None:
-        if args.broker_user or args.broker_password_file:
-            raise UsageError("--broker-user and --broker-password-file go with --controller-port")
-        return [Endpoint(security, catalogue, host=args.host, port=args.port, node_id=args.node_id,
-                         cluster_id=args.cluster_id, security_protocol=args.security_protocol)]
-    if not args.broker_user or not args.broker_password_file:
-        raise UsageError("--controller-port needs --broker-user and --broker-password-file")
-    controller = Endpoint(security, catalogue, host=args.host, port=args.controller_port, node_id=args.node_id,
-                          cluster_id=args.cluster_id, listener_name=CONTROLLER_LISTENER)
-    link = ControllerLink(args.host, args.controller_port, username=args.broker_user,
-                          password=_password(args.broker_password_file))
-    broker = Endpoint(security, catalogue, host=args.host, port=args.port, node_id=args.node_id,
-                      cluster_id=args.cluster_id, security_protocol=args.security_protocol, controller=link)
-    return [controller, broker]
-
-
-async def _serve(endpoints: list) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signal_number in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signal_number, stop.set)
+    node = {"node_id": args.node_id, "cluster_id": args.cluster_id}
     started = []
+
+    async def start(endpoint):
+        started.append(await endpoint.start())
+        print(f"kafkasec serve: {endpoint.listener_name} listening on {endpoint.bootstrap}", flush=True)
+        return endpoint
+
     try:
-        for endpoint in endpoints:
-            started.append(await endpoint.start())
-            print(f"kafkasec serve: {endpoint.listener_name} listening on {endpoint.bootstrap}", flush=True)
+        link = None
+        if args.controller_port is not None:
+            # The controller first: the broker's link needs its port, which may be a free one.
+            controller = await start(Endpoint(security, catalogue, host=args.host, port=args.controller_port,
+                                              listener_name=CONTROLLER_LISTENER, **node))
+            link = ControllerLink(args.host, controller.port, username=args.broker_user,
+                                  password=_password(args.broker_password_file))
+        await start(Endpoint(security, catalogue, host=args.host, port=args.port, security_protocol=args.security_protocol,
+                             controller=link, **node))
         await stop.wait()
     finally:
         for endpoint in reversed(started):
@@ -91,9 +94,10 @@ def run(args) -> int:
     # The endpoint needs the 'wire' extra; the other commands must work without it.
     from kafkasec.server import Catalogue
 
+    _check(args)
     catalogue = Catalogue.from_file(args.catalogue) if args.catalogue else Catalogue()
     overrides = {CONTROLLER_LISTENER_NAMES: CONTROLLER_LISTENER} if args.controller_port is not None else {}
     with open_security(args, overrides=overrides) as security:
-        asyncio.run(_serve(_endpoints(args, security, catalogue)))
+        asyncio.run(_serve(args, security, catalogue))
     print("kafkasec serve: stopped", file=sys.stderr)
     return 0

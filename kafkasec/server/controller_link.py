@@ -34,6 +34,8 @@ class ControllerLink:
         request_timeout_ms: int = DEFAULT_TIMEOUT_MS,
         client_id: str = "kafkasec-forwarding",
     ):
+        if not isinstance(port, int) or not 0 < port < 65536:
+            raise ValueError(f"the controller's port must be 1-65535, not {port!r}")
         if mechanism is not None and (not username or password is None):
             raise ValueError(f"a {mechanism} login to the controller needs a username and a password")
         for name, value in (("retry_backoff_ms", retry_backoff_ms), ("request_timeout_ms", request_timeout_ms)):

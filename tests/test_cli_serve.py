@@ -1,0 +1,105 @@
+"""``kafkasec serve`` as a process: it listens, serves, forwards with --controller-port, stops on
+SIGTERM, and refuses bad command lines clearly."""
+
+import json
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from kafkasec import wire
+
+from server_support import PASSWORDS, add_users, open_security, run
+
+from cli_runner import Cli
+
+
+@pytest.fixture
+def files(tmp_path):
+    state = tmp_path / "state.db"
+    with open_security(state) as security:
+        add_users(security)
+    (tmp_path / "server.properties").write_text("super.users=User:admin;User:broker\n", encoding="utf-8")
+    (tmp_path / "catalogue.json").write_text(json.dumps({"topics": [{"name": "orders"}, {"name": "audit"}]}), encoding="utf-8")
+    (tmp_path / "broker.pw").write_text(PASSWORDS["broker"] + "\n", encoding="utf-8")
+    return tmp_path
+
+
+def start(files, *extra):
+    command = [sys.executable, "-m", "kafkasec.cli", "--state", str(files / "state.db"), "--config",
+               str(files / "server.properties"), "serve", "--port", "0", "--catalogue", str(files / "catalogue.json"), *extra]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    listeners = {}
+    for _ in range(2 if "--controller-port" in extra else 1):
+        line = process.stdout.readline()
+        assert line.startswith("kafkasec serve: "), line + process.stderr.read()
+        name, address = line.split()[2], line.split()[-1]
+        listeners[name] = address
+    return process, listeners
+
+
+def stop(process):
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(10) == 0
+    assert "kafkasec serve: stopped" in process.stderr.read()
+
+
+class Address:
+    def __init__(self, bootstrap):
+        self.host, port = bootstrap.rsplit(":", 1)
+        self.port = int(port)
+
+
+async def topics_and_acl_change(address):
+    from server_support import logged_in
+
+    async with await logged_in(address, "admin") as connection:
+        metadata = await connection.request(wire.build(wire.request_schema(3, 12), topics=None))
+        creation_type = wire.item_type(wire.request_schema(30, 3), "creations")
+        created = await connection.request(wire.build(wire.request_schema(30, 3), creations=(wire.build(
+            creation_type, resource_type=2, resource_name="orders", resource_pattern_type=3,
+            principal="User:alice", host="*", operation=3, permission_type=3,
+        ),)))
+        return sorted(topic.name for topic in metadata.topics), int(created.results[0].error_code)
+
+
+def test_serve_listens_serves_and_stops(files):
+    process, listeners = start(files)
+    try:
+        assert list(listeners) == ["SASL_PLAINTEXT"]
+        assert run(topics_and_acl_change(Address(listeners["SASL_PLAINTEXT"]))) == (["audit", "orders"], 0)
+    finally:
+        stop(process)
+    with open_security(files / "state.db") as security:
+        assert [str(binding.entry.principal) for binding in security.acls()] == ["User:alice"]
+
+
+def test_serve_with_a_controller_forwards_admin_writes(files):
+    process, listeners = start(files, "--controller-port", "0", "--broker-user", "broker", "--broker-password-file",
+                               str(files / "broker.pw"))
+    try:
+        assert list(listeners) == ["CONTROLLER", "SASL_PLAINTEXT"]
+        assert run(topics_and_acl_change(Address(listeners["SASL_PLAINTEXT"]))) == (["audit", "orders"], 0)
+    finally:
+        stop(process)
+
+
+@pytest.mark.parametrize(
+    "arguments, status, message",
+    [
+        (["serve", "--broker-user", "b"], 2, "go with --controller-port"),
+        (["serve", "--controller-port", "0"], 2, "needs --broker-user"),
+        (["serve", "--catalogue", "missing.json"], 1, "missing.json"),
+        (["serve", "--security-protocol", "SSL"], 2, "invalid choice"),
+    ],
+)
+def test_bad_command_lines(files, capsys, monkeypatch, arguments, status, message):
+    got, _, err = Cli(str(files / "state.db"), capsys, monkeypatch)(*arguments)
+    assert got == status and message in err
+
+
+def test_a_bad_catalogue_is_one_clear_line(files, capsys, monkeypatch):
+    (files / "bad.json").write_text('{"topics": [{"name": "bad/name"}]}', encoding="utf-8")
+    status, _, err = Cli(str(files / "state.db"), capsys, monkeypatch)("serve", "--catalogue", str(files / "bad.json"))
+    assert status == 1 and "illegal" in err and "Traceback" not in err
