@@ -156,7 +156,8 @@ async def abuse(port: int, stop: asyncio.Event, rng: random.Random) -> int:
         else:
             writer.write(bytes(rng.randrange(256) for _ in range(48)))
         try:
-            await asyncio.wait_for(reader.read(), 2)
+            # The first bytes or the close: a mutated frame that still parses is answered and kept open.
+            await asyncio.wait_for(reader.read(65536), 0.5)
         except (asyncio.TimeoutError, ConnectionError):
             pass
         writer.close()
@@ -215,6 +216,39 @@ def in_process_metadata_per_second(state: Path, catalogue: Path, seconds: float)
         return done / (time.perf_counter() - started)
 
 
+REVISION_CHILD = r"""
+import sys, tempfile
+from pathlib import Path
+# kafkasec from the tree under test, not from the editable install of the working tree.
+sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__.lower()]
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+import bench_endpoint as bench
+state, _, catalogue = bench.prepare_state(Path(tempfile.mkdtemp()))
+print(bench.in_process_metadata_per_second(state, catalogue, float(sys.argv[3])))
+"""
+
+
+def metadata_against_revision(revision: str, seconds: float, rounds: int = 3) -> tuple[float, float]:
+    """The in-process Metadata handler of the working tree and of ``revision``, alternating in
+    child processes; each side's best round."""
+    root = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as worktree:
+        subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", worktree, revision],
+                       check=True, capture_output=True)
+        try:
+            best = {"current": 0.0, revision: 0.0}
+            for _ in range(rounds):
+                for side, tree in (("current", root), (revision, Path(worktree))):
+                    output = subprocess.run(
+                        [sys.executable, "-c", REVISION_CHILD, str(tree), str(root / "benchmarks"), str(seconds)],
+                        check=True, capture_output=True, text=True,
+                    ).stdout
+                    best[side] = max(best[side], float(output.strip().splitlines()[-1]))
+        finally:
+            subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", worktree], capture_output=True)
+    return best["current"], best[revision]
+
+
 def machine() -> str:
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     return f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, load {load}"
@@ -234,6 +268,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1 s per measurement, 1 and 16 clients")
     parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--rev", help="also compare the in-process Metadata handler with this commit")
     args = parser.parse_args()
     seconds = 1.0 if args.quick else args.seconds
     client_counts = (1, 16) if args.quick else (1, 16, 64)
@@ -262,6 +297,10 @@ def main() -> None:
         print(f"| Metadata over the wire | {clients} | {value:,.0f} | {value / metadata_baseline:.2f}x in-process |")
     abused, sent = results["abuse"]
     print(f"| Metadata with 200 idle connections and a fuzzer ({sent:,} bad frames) | {max(client_counts)} | {abused:,.0f} | {abused / quiet:.2f}x quiet |")
+    if args.rev:
+        current, earlier = metadata_against_revision(args.rev, seconds)
+        print(f"| Metadata handler in-process, this tree / {args.rev} | 1 | {current:,.0f} / {earlier:,.0f} | "
+              f"{current / earlier:.2f}x {args.rev} |")
     print(f"\n200 stalled connections (half a size prefix each) were all closed {results['stalled']:.2f} s after the last byte "
           f"(connections.max.idle.ms = {IDLE_MS}).")
 

@@ -6,6 +6,8 @@ question through the hooks, so a plugin can change any answer and audit sees eve
 
 from __future__ import annotations
 
+import functools
+
 import threading
 from collections import Counter
 from typing import Callable, Iterable, Mapping, Sequence
@@ -49,6 +51,14 @@ SUPER_USERS = "super.users"
 ALLOW_EVERYONE_IF_NO_ACL_FOUND = "allow.everyone.if.no.acl.found"
 STATE_PATH = "kafkasec.state.path"
 FAILED_AUTHENTICATION_DELAY_MS = "connection.failed.authentication.delay.ms"
+
+
+@functools.lru_cache(maxsize=4096)
+def _operation_actions(resource_pattern: ResourcePattern) -> tuple[list[AclOperation], tuple[Action, ...]]:
+    """The supported operations of a resource and one unaudited Action each (KIP-430). Actions
+    are immutable, and a Metadata answer asks this for every topic, every time."""
+    operations = sorted(supported_operations(resource_pattern.resource_type))
+    return operations, tuple(Action(op, resource_pattern, 1, False, False) for op in operations)
 
 
 class KafkaSecurity:
@@ -149,8 +159,7 @@ class KafkaSecurity:
     def authorized_operations(self, context: RequestContext, resource_pattern: ResourcePattern) -> frozenset[AclOperation]:
         """KIP-430, as a Kafka broker computes it: authorize each supported operation without
         audit logging (through the plugins, so a custom authorizer is honoured)."""
-        operations = sorted(supported_operations(resource_pattern.resource_type))
-        actions = [Action(op, resource_pattern, 1, False, False) for op in operations]
+        operations, actions = _operation_actions(resource_pattern)
         return frozenset(
             op for op, result in zip(operations, self.authorize(context, actions)) if result is AuthorizationResult.ALLOWED
         )
