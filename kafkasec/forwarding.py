@@ -322,15 +322,12 @@ def open_envelope(
             raise InvalidRequestError(f"API key {inner.api_key} is not enabled or is not eligible for forwarding")
     except KafkaError as error:
         return _envelope_error(correlation_id, error)
-    inner_context = RequestContext(
+    inner_context = wire.request_context(
+        inner,
         principal,
         client_address,
         listener_name=context.listener_name,
         security_protocol=context.security_protocol,
-        request_type=inner.api_key,
-        request_version=inner.api_version,
-        client_id=inner.header.client_id or "",
-        correlation_id=int(inner.header.correlation_id),
         forwarding_principal=context.principal,
         forwarding_address=context.client_address,
     )

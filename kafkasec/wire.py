@@ -33,6 +33,7 @@ except ImportError as error:  # pragma: no cover - depends on how kafkasec was i
         "kafkasec.wire needs the 'wire' extra: pip install 'kafkasec[wire]'"
     ) from error
 
+from kafkasec.context import RequestContext
 from kafkasec.errors import InvalidRequestError, KafkaErrorCode, UnsupportedVersionError
 
 API_VERSIONS = 18
@@ -55,6 +56,22 @@ class Request:
     @property
     def api_version(self) -> int:
         return int(self.header.request_api_version)
+
+
+def request_context(request: Request, principal, client_address: str, *, listener_name: str, security_protocol: str, **extra) -> RequestContext:
+    """The RequestContext of ``request`` from ``principal`` at ``client_address``; ``extra`` for
+    the KIP-590 forwarding fields."""
+    return RequestContext(
+        principal,
+        client_address,
+        listener_name=listener_name,
+        security_protocol=security_protocol,
+        request_type=request.api_key,
+        request_version=request.api_version,
+        client_id=request.header.client_id or "",
+        correlation_id=int(request.header.correlation_id),
+        **extra,
+    )
 
 
 @functools.lru_cache(maxsize=None)

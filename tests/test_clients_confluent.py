@@ -22,29 +22,9 @@ from confluent_kafka.admin import (  # noqa: E402
 from kafkasec import RequestContext  # noqa: E402
 from kafkasec import ResourcePattern as Pattern  # noqa: E402
 
-from server_support import CATALOGUE, PASSWORDS, add_users, open_security, serving  # noqa: E402
+from server_support import CATALOGUE, PASSWORDS, open_security, serving  # noqa: E402
 
 TIMEOUT = 15
-
-
-@pytest.fixture
-def state(tmp_path):
-    path = tmp_path / "state.db"
-    with open_security(path) as security:
-        add_users(security)
-    return path
-
-
-@pytest.fixture
-def security(state):
-    with open_security(state) as security:
-        yield security
-
-
-@pytest.fixture
-def endpoint(security):
-    with serving(security) as endpoint:
-        yield endpoint
 
 
 def admin_client(endpoint, user, password=None, mechanism="SCRAM-SHA-256", errors=None):
@@ -115,14 +95,14 @@ def test_a_non_super_user_may_not_alter_credentials(endpoint):
     assert refused.value.args[0].name() == "CLUSTER_AUTHORIZATION_FAILED"
 
 
-def test_acls_create_describe_delete(endpoint, security):
+def test_acls_create_describe_delete(endpoint, server_security):
     admin = admin_client(endpoint, "admin")
     bindings = [
         AclBinding(ResourceType.TOPIC, "orders", ResourcePatternType.LITERAL, "User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW),
         AclBinding(ResourceType.GROUP, "bill", ResourcePatternType.PREFIXED, "User:alice", "*", AclOperation.DESCRIBE, AclPermissionType.ALLOW),
     ]
     assert set(results(admin.create_acls(bindings)).values()) == {None}
-    assert len(security.acls()) == 2  # the same state the authorizer decides with
+    assert len(server_security.acls()) == 2  # the same state the authorizer decides with
     everything = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY)
     assert sorted(map(str, admin.describe_acls(everything).result(timeout=TIMEOUT))) == sorted(map(str, bindings))
     groups = AclBindingFilter(ResourceType.GROUP, None, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY)
@@ -159,12 +139,12 @@ def expected_operations(security, resource_type, name):
     return sorted(operation.name for operation in security.authorized_operations(context, Pattern(resource_type, name)))
 
 
-def test_authorized_operations_for_a_non_super_user_match_the_authorizer(endpoint, security):
+def test_authorized_operations_for_a_non_super_user_match_the_authorizer(endpoint, server_security):
     grant_alice(admin_client(endpoint, "admin"))
     alice = admin_client(endpoint, "alice")
     topics = results(alice.describe_topics(TopicCollection(["orders", "payments"]), include_authorized_operations=True))
     for name, description in topics.items():
-        assert operation_names(description.authorized_operations) == expected_operations(security, "TOPIC", name)
+        assert operation_names(description.authorized_operations) == expected_operations(server_security, "TOPIC", name)
     assert operation_names(topics["orders"].authorized_operations) == ["DESCRIBE", "WRITE"]
     assert len(topics["orders"].partitions) == 3
     with pytest.raises(KafkaException) as refused:
@@ -172,26 +152,26 @@ def test_authorized_operations_for_a_non_super_user_match_the_authorizer(endpoin
     assert refused.value.args[0].name() == "TOPIC_AUTHORIZATION_FAILED"
 
     cluster = alice.describe_cluster(include_authorized_operations=True).result(timeout=TIMEOUT)
-    assert operation_names(cluster.authorized_operations) == expected_operations(security, "CLUSTER", "kafka-cluster") == ["DESCRIBE"]
+    assert operation_names(cluster.authorized_operations) == expected_operations(server_security, "CLUSTER", "kafka-cluster") == ["DESCRIBE"]
     assert cluster.controller.id == 1 and cluster.controller.port == endpoint.port
     assert [node.id for node in cluster.nodes] == [1]
 
     groups = results(alice.describe_consumer_groups(["billing"], include_authorized_operations=True))
     billing = groups["billing"]
-    assert operation_names(billing.authorized_operations) == expected_operations(security, "GROUP", "billing") == ["DESCRIBE", "READ"]
+    assert operation_names(billing.authorized_operations) == expected_operations(server_security, "GROUP", "billing") == ["DESCRIBE", "READ"]
     assert [member.member_id for member in billing.members] == ["m-1"]
     with pytest.raises(KafkaException) as refused:
         alice.describe_consumer_groups(["reports"])["reports"].result(timeout=TIMEOUT)
     assert refused.value.args[0].name() == "GROUP_AUTHORIZATION_FAILED"
 
 
-def test_a_restart_in_between_loses_nothing(state):
-    with open_security(state) as security, serving(security) as endpoint:
+def test_a_restart_in_between_loses_nothing(server_state):
+    with open_security(server_state) as security, serving(security) as endpoint:
         admin = admin_client(endpoint, "admin")
         grant_alice(admin)
         upsertion = UserScramCredentialUpsertion("yan", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), b"yan-pw")
         assert results(admin.alter_user_scram_credentials([upsertion])) == {"yan": None}
-    with open_security(state) as security, serving(security) as endpoint:
+    with open_security(server_state) as security, serving(security) as endpoint:
         assert admin_client(endpoint, "yan", "yan-pw").list_topics(timeout=TIMEOUT).topics == {}
         alice = admin_client(endpoint, "alice")
         assert sorted(alice.list_topics(timeout=TIMEOUT).topics) == ["orders", "payments"]

@@ -34,27 +34,7 @@ from kafkasec import RequestContext  # noqa: E402
 from kafkasec import ResourcePattern as Pattern  # noqa: E402
 from kafkasec import wire  # noqa: E402
 
-from server_support import CATALOGUE, PASSWORDS, add_users, logged_in, open_security, run, serving  # noqa: E402
-
-
-@pytest.fixture
-def state(tmp_path):
-    path = tmp_path / "state.db"
-    with open_security(path) as security:
-        add_users(security)
-    return path
-
-
-@pytest.fixture
-def security(state):
-    with open_security(state) as security:
-        yield security
-
-
-@pytest.fixture
-def endpoint(security):
-    with serving(security) as endpoint:
-        yield endpoint
+from server_support import CATALOGUE, PASSWORDS, logged_in, open_security, run, serving  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -155,7 +135,7 @@ def operations(security, resource_type, name):
     return sorted(op.name for op in security.authorized_operations(context, Pattern(resource_type, name)))
 
 
-def test_authorized_operations_for_a_non_super_user_match_the_authorizer(endpoint, security):
+def test_authorized_operations_for_a_non_super_user_match_the_authorizer(endpoint, server_security):
     bindings = [
         ACL("User:bob", "*", ACLOperation.ALTER, ACLPermissionType.ALLOW,
             ResourcePattern(ResourceType.TOPIC, "aud", ACLResourcePatternType.PREFIXED)),
@@ -171,31 +151,31 @@ def test_authorized_operations_for_a_non_super_user_match_the_authorizer(endpoin
     with admin_client(endpoint, "bob") as bob:
         [audit] = bob.describe_topics(["audit"])
         assert audit["error_code"] == 0 and len(audit["partitions"]) == 2
-        assert sorted(audit["authorized_operations"]) == operations(security, "TOPIC", "audit") == ["ALTER", "DESCRIBE"]
+        assert sorted(audit["authorized_operations"]) == operations(server_security, "TOPIC", "audit") == ["ALTER", "DESCRIBE"]
         [orders] = bob.describe_topics(["orders"])
         assert orders["error_code"] == 29  # TOPIC_AUTHORIZATION_FAILED
         cluster = bob.describe_cluster()
-        assert sorted(cluster["authorized_operations"]) == operations(security, "CLUSTER", "kafka-cluster")
+        assert sorted(cluster["authorized_operations"]) == operations(server_security, "CLUSTER", "kafka-cluster")
         assert sorted(cluster["authorized_operations"]) == ["ALTER_CONFIGS", "DESCRIBE", "DESCRIBE_CONFIGS"]
         assert cluster["controller_id"] == 1
         assert [(b["broker_id"], b["port"], b["is_fenced"]) for b in cluster["brokers"]] == [(1, endpoint.port, False)]
         groups = bob.describe_groups(["reports"])
-        assert sorted(groups["reports"]["authorized_operations"]) == operations(security, "GROUP", "reports") == ["DELETE", "DESCRIBE"]
+        assert sorted(groups["reports"]["authorized_operations"]) == operations(server_security, "GROUP", "reports") == ["DELETE", "DESCRIBE"]
         # kafka-python looks the coordinator up first, and FindCoordinator refuses bob already.
         with pytest.raises(GroupAuthorizationFailedError):
             bob.describe_groups(["billing"])
 
 
-def test_a_restart_in_between_loses_nothing(state):
+def test_a_restart_in_between_loses_nothing(server_state):
     acl = ACL("User:bob", "*", ACLOperation.READ, ACLPermissionType.ALLOW,
               ResourcePattern(ResourceType.TOPIC, "payments", ACLResourcePatternType.LITERAL))
-    with open_security(state) as security, serving(security) as endpoint:
+    with open_security(server_state) as security, serving(security) as endpoint:
         with admin_client(endpoint, "admin") as admin:
             assert admin.create_acls([acl])["failed"] == []
             assert admin.alter_user_scram_credentials(
                 [UserScramCredentialUpsertion("yan", "SCRAM-SHA-256", "yan-pw", iterations=4096)]
             ) == {"yan": None}
-    with open_security(state) as security, serving(security) as endpoint:
+    with open_security(server_state) as security, serving(security) as endpoint:
         with admin_client(endpoint, "bob") as bob:
             assert bob.list_topics() == ["payments"]
         with admin_client(endpoint, "yan", "yan-pw") as yan:
@@ -249,7 +229,7 @@ def create_token(endpoint, user):
 
 
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
-def test_token_login_with_kafka_pythons_scram_mechanism(endpoint, security, mechanism):
+def test_token_login_with_kafka_pythons_scram_mechanism(endpoint, mechanism):
     import base64
 
     with admin_client(endpoint, "admin") as admin:

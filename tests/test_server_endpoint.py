@@ -18,7 +18,7 @@ from server_support import CATALOGUE, PASSWORDS, add_users, logged_in, open_secu
 
 @pytest.fixture
 def security(tmp_path):
-    with open_security(tmp_path / "state.db", **{"connections.max.idle.ms": "400"}) as security:
+    with open_security(tmp_path / "state.db") as security:
         add_users(security)
         yield security
 
@@ -195,7 +195,15 @@ def test_fuzzed_frames_are_answered_or_closed_and_the_endpoint_stays_up(endpoint
     assert wait_for(lambda: endpoint.connection_count == 0)
 
 
-def test_stalled_connections_are_freed_after_the_idle_timeout(endpoint):
+@pytest.fixture
+def impatient_endpoint(tmp_path):
+    with open_security(tmp_path / "impatient.db", **{"connections.max.idle.ms": "400"}) as security:
+        with serving(security) as endpoint:
+            yield endpoint
+
+
+def test_stalled_connections_are_freed_after_the_idle_timeout(impatient_endpoint):
+    endpoint = impatient_endpoint
     sockets = [raw_socket(endpoint) for _ in range(5)]
     sockets[0].sendall(b"\x00\x00")  # half a size prefix
     sockets[1].sendall(struct.pack(">i", 100) + b"\x00" * 10)  # a frame that never completes

@@ -51,7 +51,8 @@ _TRANSITIONS = {
     (_S.HANDSHAKE_REQUEST, SASL_HANDSHAKE): {_S.AUTHENTICATE, _S.FAILED},
     (_S.AUTHENTICATE, SASL_AUTHENTICATE): {_S.AUTHENTICATE, _S.COMPLETE, _S.FAILED},
 }
-"""(state, API key of the request) -> the states it may lead to. Any other pair fails the login."""
+"""(state, API key of the request) -> the states it may lead to. Any other pair fails the login.
+Bare SASL tokens (after SaslHandshake v0) count as SaslAuthenticate."""
 
 
 @frozen
@@ -91,6 +92,7 @@ class Authenticator:
         self._server = None
         self._bare_tokens = False  # SaslHandshake v0: tokens come without SaslAuthenticate
         self._principal: KafkaPrincipal | None = None
+        self._api_key: int | None = None  # of the request being handled
 
     @property
     def state(self) -> AuthenticatorState:
@@ -111,16 +113,18 @@ class Authenticator:
         if self._state in (AuthenticatorState.COMPLETE, AuthenticatorState.FAILED):
             raise ValueError(f"the login is over (state {self._state.name}): frames go elsewhere")
         if self._bare_tokens:
+            self._api_key = SASL_AUTHENTICATE
             return self._bare_token(frame)
         try:
             api_key, version = wire.peek_api(frame)
+            self._api_key = api_key
             if (self._state, api_key) not in _TRANSITIONS:
                 during = "authentication" if self._state is AuthenticatorState.AUTHENTICATE else "handshake"
                 return self._fail(f"Unexpected Kafka request with API key {api_key} during SASL {during}")
             if api_key == API_VERSIONS:
                 response, good = answer_api_versions(frame, self._ranges)
                 if good:
-                    self._state = AuthenticatorState.HANDSHAKE_REQUEST
+                    self._enter(AuthenticatorState.HANDSHAKE_REQUEST)
                 return Reply(response)
             request = wire.decode_request(frame)
         except KafkaError as error:
@@ -128,6 +132,10 @@ class Authenticator:
         if api_key == SASL_HANDSHAKE:
             return self._handshake(request)
         return self._authenticate(request)
+
+    def _enter(self, state: AuthenticatorState) -> None:
+        assert state in _TRANSITIONS[(self._state, self._api_key)], (self._state, self._api_key, state)
+        self._state = state
 
     def _fail(self, reason: str, frame: bytes | None = None) -> Reply:
         self._state = AuthenticatorState.FAILED
@@ -149,7 +157,7 @@ class Authenticator:
             return self._fail(f"Unsupported SASL mechanism {mechanism}", answer)
         self._server = self.security.scram_server(mechanism)
         self._bare_tokens = request.api_version == 0
-        self._state = AuthenticatorState.AUTHENTICATE
+        self._enter(AuthenticatorState.AUTHENTICATE)
         return Reply(self._respond(request, error_code=wire.error_code(0), mechanisms=self.mechanisms))
 
     def _authenticate(self, request: wire.Request) -> Reply:
@@ -193,5 +201,5 @@ class Authenticator:
                     "Failed to build the principal of an authenticated connection", reason=str(error)
                 ) from error
             self._server = None
-            self._state = AuthenticatorState.COMPLETE
+            self._enter(AuthenticatorState.COMPLETE)
         return challenge

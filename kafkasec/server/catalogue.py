@@ -86,20 +86,13 @@ class Group:
     members: tuple[GroupMember, ...] = field(default=(), converter=_members)
 
 
-def _topics(values: Iterable) -> Mapping[str, Topic]:
-    topics = [value if isinstance(value, Topic) else Topic(**value) for value in values]
-    by_name = {topic.name: topic for topic in topics}
-    if len(by_name) != len(topics):
-        raise ValueError("a catalogue names each topic once")
-    return by_name
-
-
-def _groups(values: Iterable) -> Mapping[str, Group]:
-    groups = [value if isinstance(value, Group) else Group(**value) for value in values]
-    by_id = {group.group_id: group for group in groups}
-    if len(by_id) != len(groups):
-        raise ValueError("a catalogue names each group once")
-    return by_id
+def _index(values: Iterable, entry_type: type, key: str) -> dict:
+    """Catalogue entries (instances or keyword mappings) by ``key``; each key once."""
+    entries = [value if isinstance(value, entry_type) else entry_type(**value) for value in values]
+    by_key = {getattr(entry, key): entry for entry in entries}
+    if len(by_key) != len(entries):
+        raise ValueError(f"a catalogue names each {entry_type.__name__.lower()} once")
+    return by_key
 
 
 @frozen
@@ -111,7 +104,7 @@ class Catalogue:
 
     @classmethod
     def of(cls, topics: Iterable[Topic | Mapping] = (), groups: Iterable[Group | Mapping] = ()) -> Catalogue:
-        return cls(_topics(topics), _groups(groups))
+        return cls(_index(topics, Topic, "name"), _index(groups, Group, "group_id"))
 
     @classmethod
     def from_json(cls, text: str) -> Catalogue:

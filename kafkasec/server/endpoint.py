@@ -27,7 +27,6 @@ import time
 
 from kafkasec import wire
 from kafkasec.authentication import PlaintextAuthenticationContext
-from kafkasec.context import RequestContext
 from kafkasec.errors import KafkaError, KafkaErrorCode
 from kafkasec.forwarding import (
     ENVELOPE_API_KEY,
@@ -257,18 +256,6 @@ class Endpoint:
                 raise ConnectionClosed(f"login failed: {reply.reason}")
         return authenticator.principal
 
-    def _context(self, principal, client_address: str, request: wire.Request) -> RequestContext:
-        return RequestContext(
-            principal,
-            client_address,
-            listener_name=self.listener_name,
-            security_protocol=self.security_protocol,
-            request_type=request.api_key,
-            request_version=request.api_version,
-            client_id=request.header.client_id or "",
-            correlation_id=int(request.header.correlation_id),
-        )
-
     async def _answer(self, principal, client_address: str, frame: bytes) -> bytes | None:
         """The response frame to an authenticated request; None closes the connection."""
         try:
@@ -282,7 +269,9 @@ class Endpoint:
             raise ConnectionClosed(f"unreadable request: {error}") from None
         if api_key in (SASL_HANDSHAKE, SASL_AUTHENTICATE):
             return self._apis.illegal_sasl_state(request)
-        context = self._context(principal, client_address, request)
+        context = wire.request_context(
+            request, principal, client_address, listener_name=self.listener_name, security_protocol=self.security_protocol
+        )
         if api_key == ENVELOPE_API_KEY:
             return self._open_envelope(context, frame)
         if self.controller is not None and api_key in self._apis.forwardable:
