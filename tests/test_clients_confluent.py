@@ -178,3 +178,12 @@ def test_a_restart_in_between_loses_nothing(server_state):
         cluster = alice.describe_cluster(include_authorized_operations=True).result(timeout=TIMEOUT)
         assert operation_names(cluster.authorized_operations) == ["DESCRIBE"]
 
+
+
+def test_a_user_name_with_comma_and_equals_logs_in(endpoint):
+    # librdkafka escapes ',' and '=' in the SCRAM user name (as =2C and =3D); kafka-python does not.
+    admin = admin_client(endpoint, "admin")
+    name = "ops=team,eu"
+    upsertion = UserScramCredentialUpsertion(name, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), b"pw")
+    assert results(admin.alter_user_scram_credentials([upsertion])) == {name: None}
+    assert admin_client(endpoint, name, "pw").list_topics(timeout=TIMEOUT).topics == {}
