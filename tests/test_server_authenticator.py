@@ -67,7 +67,7 @@ def test_api_versions_then_scram_login_gives_the_principal(authenticator):
 
 
 @pytest.mark.parametrize("version", [5, 99])
-def test_an_unknown_api_versions_version_gets_a_v0_answer_with_error_35_and_the_list(authenticator, version):
+def test_an_unknown_api_versions_version_gets_a_v0_answer_with_error_35_and_its_range(authenticator, version):
     # Flexible versions carry header v2 (with tagged fields): the endpoint must still read it.
     request = wire.encode_request(wire.build(wire.request_schema(18, 4)), correlation_id=41, client_id="new-client")
     request = request[:2] + version.to_bytes(2, "big") + request[4:]
@@ -75,7 +75,8 @@ def test_an_unknown_api_versions_version_gets_a_v0_answer_with_error_35_and_the_
     correlation_id, body = read(reply.frame, 18, 0)
     assert correlation_id == 41
     assert int(body.error_code) == KafkaErrorCode.UNSUPPORTED_VERSION == 35
-    assert {int(key.api_key) for key in body.api_keys} == set(RANGES)
+    # KIP-511 (ApiVersionsRequest.getErrorResponse): the range of ApiVersions, for the retry.
+    assert [(int(k.api_key), int(k.min_version), int(k.max_version)) for k in body.api_keys] == [(18, *RANGES[18])]
     # The client may try again at a version listed.
     assert authenticator.state is AuthenticatorState.HANDSHAKE_OR_VERSIONS_REQUEST and not reply.close
     assert read(authenticator.receive(frame(18, 4, client_software_name="a", client_software_version="1")).frame, 18, 4)

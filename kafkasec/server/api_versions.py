@@ -2,7 +2,8 @@
 
 A client sends ApiVersions first, often at a newer version than the broker knows. Kafka reads
 only the header of such a request and answers at v0 (which every client can read) with
-UNSUPPORTED_VERSION (35); the client then retries at the highest version listed. From v3 on
+UNSUPPORTED_VERSION (35) and, by KIP-511, the range of ApiVersions itself (not the other APIs:
+the client learns those from its retry at the highest version listed). From v3 on
 the request names the client software, which must match Kafka's pattern, else the answer is
 INVALID_REQUEST (42).
 """
@@ -60,7 +61,7 @@ def answer_api_versions(frame: bytes, ranges: VersionRanges) -> tuple[bytes, boo
     if not low <= version <= high:
         # Kafka's header for ApiVersions is v2 from request v3 on, whatever the version.
         header = wire.decode_request_header(frame, flexible=version >= 3)
-        body = api_versions_response(0, ranges, KafkaErrorCode.UNSUPPORTED_VERSION)
+        body = api_versions_response(0, {API_VERSIONS: (low, high)}, KafkaErrorCode.UNSUPPORTED_VERSION)
         return wire.encode_response(body, correlation_id=int(header.correlation_id)), False
     request = wire.decode_request(frame)
     correlation_id = int(request.header.correlation_id)
