@@ -8,16 +8,14 @@ from kafkasec.scram.client import ScramClient
 from kafkasec.server import Authenticator, AuthenticatorState
 from kafkasec.server.api_versions import api_versions_response, kio_versions
 
-from server_support import PASSWORDS, add_users, open_security
+from server_support import PASSWORDS
 
 RANGES = {18: kio_versions(18), 17: kio_versions(17), 36: kio_versions(36), 3: kio_versions(3)}
 
 
 @pytest.fixture
-def security(tmp_path):
-    with open_security(tmp_path / "state.db") as security:
-        add_users(security)
-        yield security
+def security(server_security):
+    return server_security
 
 
 @pytest.fixture

@@ -16,19 +16,6 @@ from kafkasec.server import ControllerLink, Endpoint, KafkaConnection
 from server_support import CATALOGUE, PASSWORDS, add_users, logged_in, open_security, run, serving
 
 
-@pytest.fixture
-def security(tmp_path):
-    with open_security(tmp_path / "state.db") as security:
-        add_users(security)
-        yield security
-
-
-@pytest.fixture
-def endpoint(security):
-    with serving(security) as endpoint:
-        yield endpoint
-
-
 def request(api_key, version, **fields):
     return wire.build(wire.request_schema(api_key, version), **fields)
 
@@ -233,7 +220,8 @@ def test_two_hundred_concurrent_connections(endpoint):
     assert wait_for(lambda: endpoint.connection_count == 0)
 
 
-def test_plaintext_listener_clients_are_anonymous(security):
+def test_plaintext_listener_clients_are_anonymous(server_security):
+    security = server_security
     security.create_acls([AclBinding(ResourcePattern("TOPIC", "orders"), AccessControlEntry("User:ANONYMOUS", "*", "DESCRIBE", "ALLOW"))])
     with serving(security, security_protocol="PLAINTEXT") as endpoint:
 
