@@ -343,8 +343,11 @@ def kafka_endpoint(config: dict[str, str], workdir: Path) -> None:
         print(f"  kafkasec serve is listening on {bootstrap}")
 
         def client(user, password, errors=None):
+            # log_level 0: librdkafka would log every retry of the refused login and every disconnect at
+            # shutdown; the demo reports what matters itself, through error_cb and its checks.
             settings = {"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT",
-                        "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": user, "sasl.password": password}
+                        "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": user, "sasl.password": password,
+                        "log_level": 0}
             if errors is not None:
                 settings["error_cb"] = errors.append
             return AdminClient(settings)
