@@ -41,7 +41,6 @@ DEFAULT_TIMEOUT_MS = 30_000
 """How long a broker keeps retrying a forwarded request (Kafka: request.timeout.ms)."""
 
 
-
 class ForwardingStateError(ValueError):
     """A ForwardingExchange method was called in a state where it makes no sense."""
 

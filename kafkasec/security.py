@@ -7,7 +7,6 @@ question through the hooks, so a plugin can change any answer and audit sees eve
 from __future__ import annotations
 
 import functools
-
 import threading
 from collections import Counter
 from typing import Callable, Iterable, Mapping, Sequence

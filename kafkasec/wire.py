@@ -17,6 +17,7 @@ import dataclasses
 import datetime
 import functools
 import io
+import struct
 import typing
 import uuid
 
@@ -106,6 +107,21 @@ def _read(entity_type: type, data: bytes, offset: int, what: str):
         raise InvalidRequestError(f"could not read {what}: {error}") from None
 
 
+FRAME_SIZE = struct.Struct(">i")
+"""The int32 before every frame on a connection: the frame's length in bytes."""
+
+
+def size_prefixed(frame: bytes) -> bytes:
+    """``frame`` as it goes on a connection: its int32 size, then the frame."""
+    return FRAME_SIZE.pack(len(frame)) + frame
+
+
+def instant(milliseconds: int) -> datetime.datetime:
+    """Milliseconds since the epoch (Kafka's -1 included) as the UTC datetime kio carries a
+    ``datetime_i64`` field as."""
+    return datetime.datetime.fromtimestamp(milliseconds / 1000, datetime.timezone.utc)
+
+
 def peek_api(data: bytes) -> tuple[int, int]:
     """The API key and version at the start of a request frame."""
     if len(data) < 4:
@@ -185,7 +201,7 @@ def decode_response(data: bytes, api_key: int, version: int):
     if timestamps:
         values = {f.name: getattr(body, f.name) for f in dataclasses.fields(body)}
         for name in timestamps:
-            values[name] = datetime.datetime.fromtimestamp(values[name] / 1000, datetime.timezone.utc)
+            values[name] = instant(values[name])
         body = schema(**values)
     return int(header.correlation_id), body
 
@@ -214,7 +230,7 @@ _ZEROS = {
     "error_code": ErrorCode.none,
     "timedelta_i32": datetime.timedelta(0),
     "timedelta_i64": datetime.timedelta(0),
-    "datetime_i64": datetime.datetime.fromtimestamp(0, datetime.timezone.utc),
+    "datetime_i64": instant(0),
 }
 
 
@@ -257,10 +273,9 @@ def item_type(entity_type: type, field_name: str) -> type:
     """The kio class of the items of an array field (or of a nested field)."""
     for field in dataclasses.fields(entity_type):
         if field.name == field_name:
-            # Unwrap a nullable field (X | None) first, then an array (tuple[X, ...]).
-            field_type = next((arg for arg in typing.get_args(field.type) if arg is not type(None)), field.type)
-            if typing.get_origin(field.type) is tuple:
-                field_type = field.type
+            field_type = field.type
+            if typing.get_origin(field_type) is not tuple:  # X | None: the X
+                field_type = next((arg for arg in typing.get_args(field_type) if arg is not type(None)), field_type)
             if typing.get_origin(field_type) is tuple:
                 return typing.get_args(field_type)[0]
             return field_type

@@ -17,13 +17,12 @@ from kafkasec import acl_requests, wire
 from kafkasec.context import RequestContext
 from kafkasec.errors import KafkaError, KafkaErrorCode
 from kafkasec.forwardable import FORWARDABLE_APIS
+from kafkasec.forwarding import ENVELOPE_API_KEY
 from kafkasec.scram import requests as scram_requests
 from kafkasec.server.api_versions import API_VERSIONS, VersionRanges, kio_versions
 from kafkasec.server.authenticator import SASL_AUTHENTICATE, SASL_HANDSHAKE
 from kafkasec.server.cluster_requests import ClusterRequests
 from kafkasec.tokens import requests as token_requests
-
-ENVELOPE = 58
 
 Handler = Callable[[object, RequestContext, object, int], object]
 
@@ -55,7 +54,7 @@ class ApiTable:
         }
         listed = [API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE, *self.handlers]
         if accepts_envelopes:
-            listed.append(ENVELOPE)
+            listed.append(ENVELOPE_API_KEY)
         self.ranges: VersionRanges = {api_key: kio_versions(api_key) for api_key in listed}
 
     @property

@@ -186,9 +186,9 @@ class Authenticator:
         """The server's answer to one SASL token; completes the login on the last one."""
         try:
             challenge = self._server.evaluate_response(token)
+        except SaslAuthenticationError:
+            raise
         except KafkaError as error:
-            if isinstance(error, SaslAuthenticationError):
-                raise
             raise SaslAuthenticationError(error.message, reason=str(error), respond=True) from error
         if self._server.is_complete:
             context = self._server.authentication_context(

@@ -71,8 +71,13 @@ class GroupMember:
     group_instance_id: str | None = field(default=None, validator=validators.optional(validators.instance_of(str)))
 
 
+def _entry(value, entry_type: type):
+    """A catalogue entry given as an instance or as its keyword arguments."""
+    return value if isinstance(value, entry_type) else entry_type(**value)
+
+
 def _members(values: Iterable) -> tuple[GroupMember, ...]:
-    return tuple(value if isinstance(value, GroupMember) else GroupMember(**value) for value in values)
+    return tuple(_entry(value, GroupMember) for value in values)
 
 
 @frozen
@@ -88,7 +93,7 @@ class Group:
 
 def _index(values: Iterable, entry_type: type, key: str) -> dict:
     """Catalogue entries (instances or keyword mappings) by ``key``; each key once."""
-    entries = [value if isinstance(value, entry_type) else entry_type(**value) for value in values]
+    entries = [_entry(value, entry_type) for value in values]
     by_key = {getattr(entry, key): entry for entry in entries}
     if len(by_key) != len(entries):
         raise ValueError(f"a catalogue names each {entry_type.__name__.lower()} once")

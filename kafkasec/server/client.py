@@ -14,15 +14,11 @@ control path needs. A login the server refuses raises SaslAuthenticationError wi
 from __future__ import annotations
 
 import asyncio
-import struct
 
 from kafkasec import wire
 from kafkasec.errors import KafkaError, SaslAuthenticationError
 from kafkasec.scram.client import ScramClient
 from kafkasec.server.authenticator import SASL_AUTHENTICATE, SASL_HANDSHAKE
-
-_SIZE = struct.Struct(">i")
-
 
 class KafkaConnection:
     """One connection to a Kafka-protocol server; build it with :meth:`open`."""
@@ -59,9 +55,9 @@ class KafkaConnection:
     async def exchange(self, frame: bytes) -> bytes:
         """Send one frame (without its size prefix) and return the next frame the server sends."""
         async with self._lock:
-            self._writer.write(_SIZE.pack(len(frame)) + frame)
+            self._writer.write(wire.size_prefixed(frame))
             await self._writer.drain()
-            (size,) = _SIZE.unpack(await self._reader.readexactly(4))
+            (size,) = wire.FRAME_SIZE.unpack(await self._reader.readexactly(wire.FRAME_SIZE.size))
             return await self._reader.readexactly(size)
 
     async def request(self, body):

@@ -58,6 +58,18 @@ def _codes(code: KafkaErrorCode) -> dict:
     return {"error_code": wire.error_code(code)}
 
 
+def _topic_error(topic_type, name: str, code: KafkaErrorCode, operations: int, *, is_internal: bool = False):
+    """A Metadata topic answered with ``code`` and no partitions (refused, unknown or illegal)."""
+    return wire.build(
+        topic_type,
+        name=name,
+        topic_id=_ZERO_UUID,
+        is_internal=is_internal,
+        topic_authorized_operations=operations,
+        **_codes(code),
+    )
+
+
 class ClusterRequests:
     """The four read APIs of one node over ``catalogue``; each handler takes
     ``(security, context, body, version)`` and returns the response body."""
@@ -122,14 +134,7 @@ class ClusterRequests:
         if not all_topics:
             # Named but not describable: refused without saying whether the topic exists.
             topics += [
-                wire.build(
-                    topic_type,
-                    name=name,
-                    topic_id=_ZERO_UUID,
-                    is_internal=False,
-                    topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
-                    **_codes(KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED),
-                )
+                _topic_error(topic_type, name, KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED, AUTHORIZED_OPERATIONS_OMITTED)
                 for name in refused
             ]
         cluster_operations = AUTHORIZED_OPERATIONS_OMITTED
@@ -157,14 +162,7 @@ class ClusterRequests:
         if topic is None:
             problem = topic_name_problem(name)
             code = KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION if problem is None else KafkaErrorCode.INVALID_TOPIC_EXCEPTION
-            return wire.build(
-                topic_type,
-                name=name,
-                topic_id=_ZERO_UUID,
-                is_internal=name in INTERNAL_TOPICS,
-                topic_authorized_operations=operations,
-                **_codes(code),
-            )
+            return _topic_error(topic_type, name, code, operations, is_internal=name in INTERNAL_TOPICS)
         partition_type = wire.item_type(topic_type, "partitions")
         node = self.node.node_id
         partitions = tuple(
@@ -298,21 +296,17 @@ class ClusterRequests:
 
     @staticmethod
     def _missing_group(group_type, version: int, group_id: str):
+        # A Dead group either way; v6 added the error (and its message) for it.
+        code, message = KafkaErrorCode.NONE, None
         if version >= 6:
-            return wire.build(
-                group_type,
-                group_id=group_id,
-                group_state="Dead",
-                error_message=f"Group {group_id} not found.",
-                authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
-                **_codes(KafkaErrorCode.GROUP_ID_NOT_FOUND),
-            )
+            code, message = KafkaErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found."
         return wire.build(
             group_type,
             group_id=group_id,
             group_state="Dead",
+            error_message=message,
             authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
-            **_codes(KafkaErrorCode.NONE),
+            **_codes(code),
         )
 
     @staticmethod

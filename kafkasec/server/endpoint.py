@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import struct
 import threading
 import time
 
@@ -52,9 +51,6 @@ IDLE_TIMEOUT_MS = "connections.max.idle.ms"
 DEFAULT_IDLE_TIMEOUT_MS = 600_000
 SASL_ENABLED_MECHANISMS = "sasl.enabled.mechanisms"
 DEFAULT_CLUSTER_ID = "kafkasec-cluster"
-
-_SIZE = struct.Struct(">i")
-
 
 class ConnectionClosed(Exception):
     """The endpoint closes this connection; ``args[0]`` says why, for the log."""
@@ -209,7 +205,7 @@ class Endpoint:
 
         timer = asyncio.get_running_loop().call_later(self.idle_timeout_ms / 1000, expire)
         try:
-            (size,) = _SIZE.unpack(await reader.readexactly(4))
+            (size,) = wire.FRAME_SIZE.unpack(await reader.readexactly(wire.FRAME_SIZE.size))
             if size < 0 or size > limit:
                 raise ConnectionClosed(f"Invalid receive (size = {size} larger than {limit})" if size > 0 else f"Invalid receive (size = {size})")
             return await reader.readexactly(size)
@@ -222,7 +218,7 @@ class Endpoint:
 
     @staticmethod
     async def _send(writer: asyncio.StreamWriter, frame: bytes) -> None:
-        writer.write(_SIZE.pack(len(frame)) + frame)
+        writer.write(wire.size_prefixed(frame))
         await writer.drain()
 
     async def _serve(self, reader, writer, client_address: str) -> None:
@@ -260,10 +256,10 @@ class Endpoint:
         """The response frame to an authenticated request; None closes the connection."""
         try:
             api_key, version = wire.peek_api(frame)
-            if not self._apis.serves(api_key, version) and api_key != API_VERSIONS:
-                raise ConnectionClosed(f"API key {api_key} v{version} is not served here")
-            if api_key == API_VERSIONS:
+            if api_key == API_VERSIONS:  # at any version: an unknown one is answered, not closed
                 return answer_api_versions(frame, self._apis.ranges)[0]
+            if not self._apis.serves(api_key, version):
+                raise ConnectionClosed(f"API key {api_key} v{version} is not served here")
             request = wire.decode_request(frame)
         except KafkaError as error:
             raise ConnectionClosed(f"unreadable request: {error}") from None

@@ -5,8 +5,9 @@ Each handler takes the request body (a kio dataclass, see :mod:`kafkasec.wire`),
 the RequestContext, calls the facade (whose rules are Kafka's, see :mod:`kafkasec.tokens.admin`)
 and answers as Kafka's KafkaApis does: a refusal is the error code with the owner and requester
 filled in for CreateDelegationToken, ``-1`` timestamps for renew and expire, and no tokens for
-describe. kio carries the timestamps of these responses as datetimes and the periods of the
-requests as timedeltas; the SDK speaks milliseconds.
+describe. kio carries the timestamps of the create, renew and expire responses as datetimes
+(describe's as int64) and the periods of the requests as timedeltas; the SDK speaks
+milliseconds.
 """
 
 from __future__ import annotations
@@ -30,24 +31,16 @@ def _milliseconds(period: datetime.timedelta) -> int:
     return period // _MILLISECOND
 
 
-def _instant(milliseconds: int) -> datetime.datetime:
-    return datetime.datetime.fromtimestamp(milliseconds / 1000, datetime.timezone.utc)
-
-
 def _code(error: KafkaError | None):
     return wire.error_code(KafkaErrorCode.NONE if error is None else error.code)
-
-
-def _principal(principal_type: str, principal_name: str) -> KafkaPrincipal:
-    return KafkaPrincipal(principal_type, principal_name)
 
 
 def handle_create_delegation_token(security, context: RequestContext, body, version: int):
     """The CreateDelegationTokenResponse: the new token, or the refusal with owner and requester."""
     requester = context.principal
     owner_name = getattr(body, "owner_principal_name", None)
-    owner = requester if not owner_name else _principal(body.owner_principal_type, owner_name)
-    renewers = [_principal(renewer.principal_type, renewer.principal_name) for renewer in body.renewers]
+    owner = requester if not owner_name else KafkaPrincipal(body.owner_principal_type, owner_name)
+    renewers = [KafkaPrincipal(renewer.principal_type, renewer.principal_name) for renewer in body.renewers]
     token: DelegationToken | None = None
     error: KafkaError | None = None
     try:
@@ -61,18 +54,18 @@ def handle_create_delegation_token(security, context: RequestContext, body, vers
         "principal_name": owner.name,
         "token_requester_principal_type": requester.principal_type,
         "token_requester_principal_name": requester.name,
-        "issue_timestamp": _instant(ERROR_TIMESTAMP),
-        "expiry_timestamp": _instant(ERROR_TIMESTAMP),
-        "max_timestamp": _instant(ERROR_TIMESTAMP),
+        "issue_timestamp": wire.instant(ERROR_TIMESTAMP),
+        "expiry_timestamp": wire.instant(ERROR_TIMESTAMP),
+        "max_timestamp": wire.instant(ERROR_TIMESTAMP),
         "token_id": "",
         "hmac": b"",
     }
     if token is not None:
         info = token.info
         fields.update(
-            issue_timestamp=_instant(info.issue_timestamp),
-            expiry_timestamp=_instant(info.expiry_timestamp),
-            max_timestamp=_instant(info.max_timestamp),
+            issue_timestamp=wire.instant(info.issue_timestamp),
+            expiry_timestamp=wire.instant(info.expiry_timestamp),
+            max_timestamp=wire.instant(info.max_timestamp),
             token_id=info.token_id,
             hmac=token.hmac,
         )
@@ -85,7 +78,7 @@ def _expiry_response(api_key: int, version: int, change) -> object:
         expiry, error = change(), None
     except KafkaError as refused:
         expiry, error = ERROR_TIMESTAMP, refused
-    return wire.build(wire.response_schema(api_key, version), error_code=_code(error), expiry_timestamp=_instant(expiry))
+    return wire.build(wire.response_schema(api_key, version), error_code=_code(error), expiry_timestamp=wire.instant(expiry))
 
 
 def handle_renew_delegation_token(security, context: RequestContext, body, version: int):
@@ -108,7 +101,7 @@ def handle_describe_delegation_token(security, context: RequestContext, body, ve
     """The DescribeDelegationTokenResponse: the tokens of ``owners`` (null: anyone's) that the
     caller may see, with their HMACs."""
     response_type = wire.response_schema(DESCRIBE_DELEGATION_TOKEN, version)
-    owners = None if body.owners is None else [_principal(o.principal_type, o.principal_name) for o in body.owners]
+    owners = None if body.owners is None else [KafkaPrincipal(o.principal_type, o.principal_name) for o in body.owners]
     try:
         tokens = security.describe_delegation_tokens(context, owners)
     except KafkaError as refused:
