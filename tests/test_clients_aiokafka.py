@@ -14,18 +14,16 @@ from aiokafka.errors import KafkaConnectionError  # noqa: E402
 
 from kafkasec import AccessControlEntry, AclBinding, ResourcePattern  # noqa: E402
 
-from server_support import CATALOGUE, PASSWORDS, add_users, open_security, run, serving  # noqa: E402
+from server_support import CATALOGUE, PASSWORDS, run, serving  # noqa: E402
 
 
 @pytest.fixture
-def endpoint(tmp_path):
-    with open_security(tmp_path / "state.db") as security:
-        add_users(security)
-        security.create_acls(
-            [AclBinding(ResourcePattern("TOPIC", "pay", "PREFIXED"), AccessControlEntry("User:bob", "*", "READ", "ALLOW"))]
-        )
-        with serving(security) as endpoint:
-            yield endpoint
+def endpoint(server_security):
+    server_security.create_acls(
+        [AclBinding(ResourcePattern("TOPIC", "pay", "PREFIXED"), AccessControlEntry("User:bob", "*", "READ", "ALLOW"))]
+    )
+    with serving(server_security) as endpoint:
+        yield endpoint
 
 
 def sasl(user, mechanism, password=None):

@@ -18,14 +18,12 @@ NOW = datetime.timedelta(milliseconds=-1)
 
 
 @pytest.fixture
-def state(tmp_path):
-    path = tmp_path / "state.db"
-    with open_security(path) as security:
-        add_users(security)
+def state(server_state):
+    with open_security(server_state) as security:
         security.create_acls(
             [AclBinding(ResourcePattern("USER", "User:bob"), AccessControlEntry("User:alice", "*", "CREATE_TOKENS", "ALLOW"))]
         )
-    return path
+    return server_state
 
 
 @pytest.fixture
