@@ -36,6 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from compare_revisions import IMPORT_TREE_UNDER_TEST, ROOT, revision_worktree
 from kafkasec import AccessControlEntry, AclBinding, KafkaSecurity, RequestContext, ResourcePattern, wire
 from kafkasec.scram import client as scram_client_module
 from kafkasec.scram.client import ScramClient
@@ -216,11 +217,9 @@ def in_process_metadata_per_second(state: Path, catalogue: Path, seconds: float)
         return done / (time.perf_counter() - started)
 
 
-REVISION_CHILD = r"""
-import sys, tempfile
+REVISION_CHILD = IMPORT_TREE_UNDER_TEST + r"""
+import tempfile
 from pathlib import Path
-# kafkasec from the tree under test, not from the editable install of the working tree.
-sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__.lower()]
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
 import bench_endpoint as bench
 state, _, catalogue = bench.prepare_state(Path(tempfile.mkdtemp()))
@@ -231,21 +230,15 @@ print(bench.in_process_metadata_per_second(state, catalogue, float(sys.argv[3]))
 def metadata_against_revision(revision: str, seconds: float, rounds: int = 3) -> tuple[float, float]:
     """The in-process Metadata handler of the working tree and of ``revision``, alternating in
     child processes; each side's best round."""
-    root = Path(__file__).resolve().parent.parent
-    with tempfile.TemporaryDirectory() as worktree:
-        subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", worktree, revision],
-                       check=True, capture_output=True)
-        try:
-            best = {"current": 0.0, revision: 0.0}
-            for _ in range(rounds):
-                for side, tree in (("current", root), (revision, Path(worktree))):
-                    output = subprocess.run(
-                        [sys.executable, "-c", REVISION_CHILD, str(tree), str(root / "benchmarks"), str(seconds)],
-                        check=True, capture_output=True, text=True,
-                    ).stdout
-                    best[side] = max(best[side], float(output.strip().splitlines()[-1]))
-        finally:
-            subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", worktree], capture_output=True)
+    best = {"current": 0.0, revision: 0.0}
+    with revision_worktree(revision) as worktree:
+        for _ in range(rounds):
+            for side, tree in (("current", ROOT), (revision, worktree)):
+                output = subprocess.run(
+                    [sys.executable, "-c", REVISION_CHILD, str(tree), str(ROOT / "benchmarks"), str(seconds)],
+                    check=True, capture_output=True, text=True,
+                ).stdout
+                best[side] = max(best[side], float(output.strip().splitlines()[-1]))
     return best["current"], best[revision]
 
 

@@ -12,6 +12,7 @@ current tree's workload code against each side's kafkasec, through the public AP
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -19,13 +20,33 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 
-CHILD = r"""
-import json, sys, time, timeit
+IMPORT_TREE_UNDER_TEST = r"""
+import sys
 # Import kafkasec from the tree under test, not from the editable install of the working tree.
 sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__.lower()]
+"""
+"""The start of a child script that puts the tree to measure first on sys.path."""
+
+
+@contextlib.contextmanager
+def revision_worktree(revision: str) -> Iterator[Path]:
+    """A detached git worktree of ``revision``, removed when the block ends."""
+    with tempfile.TemporaryDirectory() as scratch:
+        worktree = Path(scratch) / "rev"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree), revision],
+                       check=True, capture_output=True)
+        try:
+            yield worktree
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)], check=True)
+
+
+CHILD = IMPORT_TREE_UNDER_TEST + r"""
+import json, time, timeit
 sys.path[:0] = [sys.argv[5], sys.argv[1]]  # that tree; benchmarks/ of the current tree (workload)
 import kafkasec
 import authorizer_workload as w
@@ -87,19 +108,13 @@ def main() -> None:
     parser.add_argument("--deny", type=float, default=50)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as scratch:
-        worktree = Path(scratch) / "rev"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree), args.rev],
-                       check=True, capture_output=True)
-        try:
-            best: dict[str, dict[str, float]] = {"current": {}, "rev": {}}
-            for _ in range(args.rounds):
-                for side, root in (("current", ROOT), ("rev", worktree)):
-                    for key, value in measure(root, args).items():
-                        if key != "kafkasec":
-                            best[side][key] = min(value, best[side].get(key, float("inf")))
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)], check=True)
+    with revision_worktree(args.rev) as worktree:
+        best: dict[str, dict[str, float]] = {"current": {}, "rev": {}}
+        for _ in range(args.rounds):
+            for side, root in (("current", ROOT), ("rev", worktree)):
+                for key, value in measure(root, args).items():
+                    if key != "kafkasec":
+                        best[side][key] = min(value, best[side].get(key, float("inf")))
     print(f"{args.resources} resources x {args.acl_count} ACLs, deny {args.deny}%; best of {args.rounds} "
           f"alternating rounds; {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}\n")
