@@ -34,11 +34,13 @@ def kafkasec_shutdown(security):
 
 @hookspec(firstresult=True)
 def kafkasec_state_store(security, path):
-    """Open the durable state store for ``path`` (``kafkasec.state.path``; None or ":memory:"
-    for memory).
+    """Open the security state for ``path``: ``kafkasec.state.url`` or ``kafkasec.state.path``
+    (a file path, a URL such as ``postgresql://...``, or None / ":memory:" for memory).
 
-    Return an object with ``load_acls()``, ``apply_acl_changes(added, removed_ids)`` and
-    ``close()``, or None for "not mine" (the built-in SQLite/memory store answers last).
+    Return a store that keeps the contract of :class:`kafkasec.store.base.StateStore` (the
+    security log, its snapshot, an exclusive ``write()``), or None for "not mine": the built-in
+    store (memory, SQLite or PostgreSQL by location) answers last. Every node that opens the
+    same state follows the same log.
     """
 
 
@@ -46,28 +48,31 @@ def kafkasec_state_store(security, path):
 def kafkasec_scram_credential_store(security):
     """Where SCRAM credentials live: KIP-554's operations write them, the SCRAM server reads them.
 
-    Called once, right after the state store opens. Return an object with
+    Called once, after the state store opens (``security.writer`` exists). Return an object with
     ``scram_credential(user, mechanism)`` (a ScramCredential, or None when there is none),
     ``describe_scram_credentials(users)`` (a UserScramCredentialsDescription for each of
     ``users`` that has a credential; ``users`` None: every such user) and
     ``apply_scram_changes(upserts, deletions)`` (``(user, mechanism, credential)`` and
     ``(user, mechanism)`` tuples, in one transaction); or None for "not mine". The built-in
-    answers last with ``security.store`` when that is the SQLite or memory store. When nobody
-    answers, the SCRAM operations raise ValueError. Close what you open in ``kafkasec_shutdown``.
+    answers last with a ScramCredentialCache: credentials in memory, fed by the security log,
+    written through it. A plugin's store is outside the log: sharing it between nodes is the
+    plugin's job. When nobody answers, the SCRAM operations raise ValueError. Close what you
+    open in ``kafkasec_shutdown``.
     """
 
 
 @hookspec(firstresult=True)
 def kafkasec_delegation_token_store(security):
-    """Where delegation tokens live (their information, never their HMACs).
+    """Where delegation tokens live (their information, never their HMACs), when not in the
+    security log.
 
-    Called once, right after the state store opens. Return an object with
+    Called once, after the state store opens. Return an object with
     ``load_delegation_tokens()`` (a list of ``(TokenInformation, key_id)`` pairs) and
     ``apply_delegation_token_changes(upserts, removed_ids)`` (``(TokenInformation, key_id)``
     pairs to insert or replace and token ids to remove, in one transaction); or None for "not
-    mine". The built-in answers last with ``security.store`` when that is the SQLite or memory
-    store. When nobody answers, tokens live in memory only. Close what you open in
-    ``kafkasec_shutdown``.
+    mine". Nothing built in answers: by default tokens are records of the security log, which
+    every node follows. A plugin's store is outside the log: sharing it between nodes is the
+    plugin's job. Close what you open in ``kafkasec_shutdown``.
     """
 
 

@@ -40,7 +40,11 @@ from kafkasec.scram.credentials import (
     UserScramCredentialUpsertion,
 )
 from kafkasec.scram.server import DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, ScramServer
+from kafkasec.scram.cache import ScramCredentialCache
 from kafkasec.settings import parse_bool, parse_milliseconds
+from kafkasec.store.follower import StateFollower
+from kafkasec.store.records import DelegationTokenRecord, RemoveDelegationTokenRecord
+from kafkasec.store.writer import LocalWriter, StateWriter
 from kafkasec.tokens import admin as token_admin
 from kafkasec.tokens.manager import DelegationTokenManager, wall_clock_ms
 from kafkasec.tokens.model import DelegationToken
@@ -49,6 +53,7 @@ from kafkasec.tokens.sweeper import TokenExpirySweeper
 SUPER_USERS = "super.users"
 ALLOW_EVERYONE_IF_NO_ACL_FOUND = "allow.everyone.if.no.acl.found"
 STATE_PATH = "kafkasec.state.path"
+STATE_URL = "kafkasec.state.url"
 FAILED_AUTHENTICATION_DELAY_MS = "connection.failed.authentication.delay.ms"
 
 
@@ -64,8 +69,14 @@ class KafkaSecurity:
     """Authorization (and, as they land, authentication and forwarding) for one node.
 
     Build it with keyword arguments, or from a Kafka-style config with :meth:`from_config`.
-    ``state_path`` is the SQLite file for durable state (None or ":memory:": in memory).
+    ``state_path`` is where the security state lives: a SQLite file, None or ":memory:" (in
+    memory), or a URL (``postgresql://...``; see :func:`kafkasec.store.open_state_store`).
     ``config`` is kept whole in ``self.config`` for plugins to read their own settings.
+
+    The state is a log of changes (docs/cluster.md): every write appends records through
+    ``self.writer``, and ``self.follower`` applies the log, this node's writes and everyone
+    else's, to the authorizer, the SCRAM credentials and the tokens. Several instances (in
+    several processes, on several hosts) on one state agree on every change.
     """
 
     def __init__(
@@ -95,14 +106,30 @@ class KafkaSecurity:
             raise ValueError(f"no plugin opened a state store for {state_path!r}")
         self._closed = False
         self._token_sweeper: TokenExpirySweeper | None = None
+        self.follower: StateFollower | None = None
         try:
-            self.scram_credential_store = hook.kafkasec_scram_credential_store(security=self)
-            self.delegation_tokens = DelegationTokenManager.from_config(
-                self.config, clock=clock, store=hook.kafkasec_delegation_token_store(security=self)
-            )
+            self.writer = StateWriter(self.store, catch_up=lambda: self.follower.catch_up())
             self.authorizer = StandardAuthorizer(
-                super_users, allow_everyone_if_no_acl_found, store=self.store
+                super_users, allow_everyone_if_no_acl_found, initial_load_complete=False
             )
+            self.scram_credential_store = hook.kafkasec_scram_credential_store(security=self)
+            token_store = hook.kafkasec_delegation_token_store(security=self)
+            self.delegation_tokens = DelegationTokenManager.from_config(
+                self.config, clock=clock, writer=self.writer if token_store is None else self._plugin_token_writer(token_store)
+            )
+            if token_store is not None:
+                self.delegation_tokens.load_token_snapshot(
+                    {info.token_id: (info, key) for info, key in token_store.load_delegation_tokens()}
+                )
+            credentials = self.scram_credential_store
+            self.follower = StateFollower(
+                self.store,
+                self.authorizer,
+                credentials if isinstance(credentials, ScramCredentialCache) else None,
+                self.delegation_tokens if token_store is None else None,
+            )
+            self.follower.catch_up()
+            self.follower.start()
             hook.kafkasec_startup(security=self)
             self.plugins_changed()
             self.reload_contributed_acls()
@@ -116,13 +143,14 @@ class KafkaSecurity:
     @classmethod
     def from_config(cls, config: Mapping[str, object], **kwargs) -> KafkaSecurity:
         """Build from Kafka settings: ``super.users`` ("User:a;User:b"),
-        ``allow.everyone.if.no.acl.found`` ("true"/"false") and ``kafkasec.state.path``."""
+        ``allow.everyone.if.no.acl.found`` ("true"/"false"), and where the state is:
+        ``kafkasec.state.url`` (e.g. ``postgresql://...``), else ``kafkasec.state.path``."""
         return cls(
             super_users=str(config.get(SUPER_USERS, "")),
             allow_everyone_if_no_acl_found=parse_bool(
                 ALLOW_EVERYONE_IF_NO_ACL_FOUND, config.get(ALLOW_EVERYONE_IF_NO_ACL_FOUND, False)
             ),
-            state_path=config.get(STATE_PATH),
+            state_path=config.get(STATE_URL) or config.get(STATE_PATH),
             config=config,
             **kwargs,
         )
@@ -254,12 +282,21 @@ class KafkaSecurity:
     # ------------------------------------------------------------------ ACL management
 
     def create_acls(self, bindings: Iterable[AclBinding]) -> list[AclCreateResult]:
+        """Create ACLs cluster-wide: planned against the caught-up state, appended to the log,
+        applied here before this returns (and on every other node as it follows)."""
         self._check_open()
-        return self.authorizer.create_acls(bindings)
+        with self.writer.writing() as transaction:
+            results, records = self.authorizer.plan_create_acls(bindings)
+            transaction.append(records)
+        return results
 
     def delete_acls(self, filters: Iterable[AclBindingFilter]) -> list[AclDeleteResult]:
+        """Delete the ACLs each filter matches, cluster-wide (as :meth:`create_acls`)."""
         self._check_open()
-        return self.authorizer.delete_acls(filters)
+        with self.writer.writing() as transaction:
+            results, records = self.authorizer.plan_delete_acls(filters)
+            transaction.append(records)
+        return results
 
     def acls(self, acl_filter: AclBindingFilter = AclBindingFilter.ANY) -> list[AclBinding]:
         return self.authorizer.acls(acl_filter)
@@ -355,6 +392,40 @@ class KafkaSecurity:
         self._check_open()
         return token_admin.describe_tokens(self, self.delegation_tokens, context, owners)
 
+    # ------------------------------------------------------------------ the security log
+
+    def _plugin_token_writer(self, token_store) -> LocalWriter:
+        """Tokens kept by a plugin's store: written there, then applied here (not logged)."""
+
+        def apply(records) -> None:
+            upserts = [(r.info, r.key_id) for r in records if isinstance(r, DelegationTokenRecord)]
+            removed = [r.token_id for r in records if isinstance(r, RemoveDelegationTokenRecord)]
+            token_store.apply_delegation_token_changes(upserts, removed)
+            self.delegation_tokens.apply_in_order(records)
+
+        return LocalWriter(apply)
+
+    def writing(self):
+        """One exclusive write to the security state (a context manager): the changes made
+        through this instance inside it are committed together, against a caught-up state."""
+        self._check_open()
+        return self.writer.writing()
+
+    @property
+    def ready(self) -> bool:
+        """Whether this node has loaded the state and still follows its log."""
+        return self.follower is not None and self.follower.ready
+
+    @property
+    def applied_offset(self) -> int:
+        """The offset of the last security-log record applied on this node."""
+        return self.follower.applied_offset
+
+    @property
+    def lag(self) -> int:
+        """Records committed to the log (as last seen) but not applied on this node yet."""
+        return self.follower.lag
+
     # ------------------------------------------------------------------ lifecycle
 
     def _check_open(self) -> None:
@@ -368,12 +439,16 @@ class KafkaSecurity:
         self._closed = True
         if self._token_sweeper is not None:
             self._token_sweeper.stop()
+        if self.follower is not None:
+            self.follower.stop()
         try:
             self._hook.kafkasec_shutdown(security=self)
         finally:
             for name in self._instance_plugins:
                 self.plugin_manager.unregister(name=name)
-            self.store.close()
+            self.store.close()  # also ends the follower's wait for a change
+            if self.follower is not None:
+                self.follower.join()
 
     def __enter__(self) -> KafkaSecurity:
         return self

@@ -46,10 +46,11 @@ class Cli(CliRunner):
             return set(security.acls())
 
     def allowed(self, principal, operation, resource_type, name, host="127.0.0.1") -> bool:
-        """What a fresh StandardAuthorizer over the state file answers."""
+        """What a fresh StandardAuthorizer fed the state file's snapshot answers."""
         store = SqliteStateStore(self.state)
         try:
-            authorizer = StandardAuthorizer(store=store)
+            authorizer = StandardAuthorizer()
+            authorizer.load_snapshot(store.snapshot().acls)
             context = RequestContext.for_principal(principal, host)
             action = Action(operation, ResourcePattern(resource_type, name))
             return authorizer.authorize(context, [action])[0] is AuthorizationResult.ALLOWED

@@ -15,7 +15,10 @@ from kafkasec.scram import (
     UserScramCredentialUpsertion,
 )
 from kafkasec.store import MemoryStateStore, SqliteStateStore, StateError
+from kafkasec.plugins import make_plugin_manager
+from kafkasec.scram.cache import ScramCredentialCache
 from kafkasec.store import sqlite as sqlite_store
+from kafkasec.store.records import RecordApplyError
 
 SHA256, SHA512 = ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512
 PASSWORD = "correct horse battery staple"
@@ -35,9 +38,10 @@ ACL = AclBinding.of("TOPIC", "t", "LITERAL", "User:alice", "*", "READ", "ALLOW")
 
 @pytest.fixture(params=["memory", "sqlite"])
 def store(request, tmp_path):
-    store = MemoryStateStore() if request.param == "memory" else SqliteStateStore(tmp_path / "s.db")
-    yield store
-    store.close()
+    """The built-in credential store: the cache the security log feeds, written through it."""
+    location = None if request.param == "memory" else str(tmp_path / "s.db")
+    with KafkaSecurity(state_path=location) as security:
+        yield security.scram_credential_store
 
 
 def test_store_get_describe_apply(store):
@@ -127,18 +131,20 @@ def test_a_state_file_without_the_table_still_opens(tmp_path):
 
 
 def test_changes_are_all_or_nothing(tmp_path):
-    store = SqliteStateStore(tmp_path / "s.db")
+    security = KafkaSecurity(state_path=str(tmp_path / "s.db"))
+    store = security.scram_credential_store
     store.apply_scram_changes([("alice", SHA256, credential())], [])
     # A failure in the middle of the transaction (here a trigger) must leave no trace.
-    store._connection.execute(
+    security.store._writer.execute(
         "CREATE TRIGGER boom BEFORE INSERT ON scram_credentials WHEN NEW.user = 'boom' "
         "BEGIN SELECT RAISE(ABORT, 'boom'); END"
     )
-    with pytest.raises(StateError, match="boom"):
+    with pytest.raises(RecordApplyError, match="boom"):
         store.apply_scram_changes([("bob", SHA256, credential()), ("boom", SHA256, credential())], [("alice", SHA256)])
     assert store.scram_credential("alice", SHA256) == credential()
     assert store.scram_credential("bob", SHA256) is None
-    store.close()
+    assert SqliteStateStore(tmp_path / "s.db").snapshot().credentials == {("alice", SHA256): credential()}
+    security.close()
 
 
 @pytest.mark.parametrize(
@@ -147,15 +153,14 @@ def test_changes_are_all_or_nothing(tmp_path):
 )
 def test_a_bad_row_is_a_state_error(tmp_path, column, value):
     path = tmp_path / "s.db"
-    store = SqliteStateStore(path)
-    store.apply_scram_changes([("alice", SHA256, credential())], [])
-    store._connection.execute(f"UPDATE scram_credentials SET {column} = ?", (value,))
+    with KafkaSecurity(state_path=str(path)) as security:
+        security.scram_credential_store.apply_scram_changes([("alice", SHA256, credential())], [])
+    connection = sqlite3.connect(path)
+    connection.execute(f"UPDATE scram_credentials SET {column} = ?", (value,))
+    connection.commit()
+    connection.close()
     with pytest.raises(StateError, match="alice"):
-        if column == "mechanism":
-            store.describe_scram_credentials(None)
-        else:
-            store.scram_credential("alice", SHA256)
-    store.close()
+        SqliteStateStore(path).snapshot()
 
 
 # ------------------------------------------------------------------ the kafkasec_scram_credential_store hook
@@ -207,33 +212,26 @@ def test_a_plugin_can_keep_the_credentials():
         assert security.scram_credential("alice", "SCRAM-SHA-256") == credential()
         result = security.alter_user_scram_credentials([UserScramCredentialDeletion("alice", SHA512)])
         assert result[0].error.code == 91  # the rules do not change with the store
-        assert security.store.describe_scram_credentials(None) == []  # the state store was not used
+        assert security.store.snapshot().credentials == {}  # the security log was not used
 
 
 def test_declining_falls_through_to_the_state_store():
     with KafkaSecurity(plugins=[VaultPlugin(answer=False)]) as security:
-        assert security.scram_credential_store is security.store
+        assert isinstance(security.scram_credential_store, ScramCredentialCache)
         security.alter_user_scram_credentials([upsertion("alice")])
-        assert security.store.scram_credential("alice", SHA256) == credential()
+        assert security.store.snapshot().credentials[("alice", SHA256)] == credential()
 
 
 def test_without_a_credential_store_the_scram_operations_refuse():
-    class AclOnlyStore:
-        def load_acls(self):
-            return []
-
-        def apply_acl_changes(self, added, removed):
-            pass
-
-        def close(self):
-            pass
-
     class Plugin:
         @hookimpl
         def kafkasec_state_store(self, security, path):
-            return AclOnlyStore()
+            return MemoryStateStore()
 
-    with KafkaSecurity(plugins=[Plugin()]) as security:
+    # Without the built-in store plugin, nobody answers kafkasec_scram_credential_store.
+    manager = make_plugin_manager(load_entrypoints=False, plugins=[Plugin()])
+    manager.unregister(name="kafkasec.store.plugin")
+    with KafkaSecurity(plugin_manager=manager) as security:
         assert security.scram_credential_store is None
         assert security.create_acls([ACL])[0].error is None  # everything else works
         for call in (

@@ -11,9 +11,10 @@ import time
 import pytest
 
 from conftest import context_for
-from kafkasec import AclBinding, AclBindingFilter, Action, KafkaSecurity, ResourcePattern, StandardAuthorizer
+from kafkasec import AclBinding, AclBindingFilter, Action, KafkaSecurity, ResourcePattern, hookimpl
 from kafkasec.context import AuthorizationResult
 from kafkasec.store import MemoryStateStore, SqliteStateStore, StateError, open_state_store
+from kafkasec.store.records import AccessControlEntryRecord, RecordApplyError, StateSnapshot
 
 
 def binding(name, principal="User:alice"):
@@ -32,11 +33,10 @@ def test_acls_survive_a_restart(tmp_path):
 
 
 def test_ids_are_kept(tmp_path):
-    store = SqliteStateStore(tmp_path / "s.db")
-    created = StandardAuthorizer(store=store).create_acls([binding("t")])
-    store.close()
-    reopened = StandardAuthorizer(store=SqliteStateStore(tmp_path / "s.db"))
-    assert [s.acl_id for s in reopened.stored_acls()] == [created[0].acl_id]
+    with KafkaSecurity(state_path=str(tmp_path / "s.db")) as security:
+        created = security.create_acls([binding("t")])
+    with KafkaSecurity(state_path=str(tmp_path / "s.db")) as reopened:
+        assert [s.acl_id for s in reopened.stored_acls()] == [created[0].acl_id]
 
 
 def test_open_state_store_picks_memory_or_sqlite(tmp_path):
@@ -46,19 +46,26 @@ def test_open_state_store_picks_memory_or_sqlite(tmp_path):
 
 
 def test_failed_write_changes_nothing(tmp_path):
-    """If the store refuses a change, the authorizer's snapshot stays as it was."""
+    """If the store refuses a change, nothing is logged and the authorizer stays as it was."""
 
     class FailingStore(MemoryStateStore):
-        def apply_acl_changes(self, added, removed):
-            raise OSError("disk full")
+        def write(self):
+            transaction = super().write()
+            transaction.append = lambda records: (_ for _ in ()).throw(OSError("disk full"))
+            return transaction
 
-    authorizer = StandardAuthorizer(store=FailingStore())
-    with pytest.raises(OSError, match="disk full"):
-        authorizer.create_acls([binding("t")])
-    assert authorizer.acls() == []
-    assert authorizer.authorize(context_for("User:alice"), [Action("READ", ResourcePattern("TOPIC", "t"))]) == [
-        AuthorizationResult.DENIED
-    ]
+    class Plugin:
+        @hookimpl
+        def kafkasec_state_store(self, security, path):
+            return FailingStore()
+
+    with KafkaSecurity(plugins=[Plugin()]) as security:
+        with pytest.raises(OSError, match="disk full"):
+            security.create_acls([binding("t")])
+        assert security.acls() == [] and security.store.latest_offset() == 0
+        assert security.authorize(context_for("User:alice"), [Action("READ", ResourcePattern("TOPIC", "t"))]) == [
+            AuthorizationResult.DENIED
+        ]
 
 
 def test_garbage_file_is_a_clear_error(tmp_path):
@@ -87,16 +94,15 @@ def test_bad_row_names_the_acl(tmp_path):
     connection.commit()
     connection.close()
     with pytest.raises(StateError, match="acl-x"):
-        SqliteStateStore(path).load_acls()
+        SqliteStateStore(path).snapshot()
 
 
 WRITER = textwrap.dedent(
     """
     import sys
-    from kafkasec import AclBinding, StandardAuthorizer
-    from kafkasec.store import SqliteStateStore
+    from kafkasec import AclBinding, KafkaSecurity
 
-    authorizer = StandardAuthorizer(store=SqliteStateStore(sys.argv[1]))
+    authorizer = KafkaSecurity(state_path=sys.argv[1])
     batch = 0
     while True:
         # Each batch is 20 ACLs for one topic; a batch is either all there or none of it.
@@ -127,7 +133,10 @@ def test_kill_mid_write_leaves_whole_batches(tmp_path, delay):
     acknowledged = int(first)
     for line in child.stdout:
         acknowledged = int(line)
-    acls = StandardAuthorizer(store=SqliteStateStore(path)).acls()
+    store = SqliteStateStore(path)
+    acls = list(store.snapshot().acls.values())
+    # The log says the same as the snapshot, record for record.
+    assert StateSnapshot().replay(store.read_log(0, 10**6)) == store.snapshot()
     by_batch = {}
     for acl in acls:
         by_batch.setdefault(acl.pattern.name, set()).add(acl.entry.principal)
@@ -137,15 +146,19 @@ def test_kill_mid_write_leaves_whole_batches(tmp_path, delay):
     assert batches == list(range(len(batches)))
     assert acknowledged + 1 <= len(batches) <= acknowledged + 2
     # The file still takes writes.
-    StandardAuthorizer(store=SqliteStateStore(path)).create_acls([binding("after-kill")])
+    with KafkaSecurity(state_path=str(path)) as security:
+        security.create_acls([binding("after-kill")])
+        assert binding("after-kill") in security.acls()
 
 
 def test_memory_store_refuses_duplicate_ids():
     store = MemoryStateStore()
-    store.apply_acl_changes([("a", binding("t"))], [])
-    with pytest.raises(ValueError, match="already stored"):
-        store.apply_acl_changes([("b", binding("u")), ("a", binding("v"))], [])
-    assert store.load_acls() == [("a", binding("t"))]
+    with store.write() as transaction:
+        transaction.append([AccessControlEntryRecord("a", binding("t"))])
+    with pytest.raises(RecordApplyError, match="already exists"):
+        with store.write() as transaction:
+            transaction.append([AccessControlEntryRecord("b", binding("u")), AccessControlEntryRecord("a", binding("v"))])
+    assert store.snapshot().acls == {"a": binding("t")} and store.latest_offset() == 1
 
 
 def test_delete_everything_persists(tmp_path):
@@ -159,16 +172,16 @@ def test_delete_everything_persists(tmp_path):
 
 def test_write_errors_are_state_errors(tmp_path):
     path = tmp_path / "locked.db"
-    store = SqliteStateStore(path)
-    store._connection.execute("PRAGMA busy_timeout=0")
+    security = KafkaSecurity(state_path=str(path))
+    security.store._writer.execute("PRAGMA busy_timeout=0")
     blocker = sqlite3.connect(path, isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")  # another process holds the write lock
     try:
-        authorizer = StandardAuthorizer(store=store)
         with pytest.raises(StateError, match="could not be written"):
-            authorizer.create_acls([binding("t")])
-        assert authorizer.acls() == []
+            security.create_acls([binding("t")])
+        assert security.acls() == []
     finally:
         blocker.execute("ROLLBACK")
-    authorizer.create_acls([binding("t")])
-    assert [b for _, b in SqliteStateStore(path).load_acls()] == [binding("t")]
+    security.create_acls([binding("t")])
+    assert list(SqliteStateStore(path).snapshot().acls.values()) == [binding("t")]
+    security.close()

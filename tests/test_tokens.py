@@ -478,8 +478,22 @@ def test_the_background_sweeper_removes_expired_tokens(tmp_path):
 # --- the store hook ----------------------------------------------------------------------------------
 
 
+class DictTokenStore:
+    def __init__(self):
+        self.tokens = {}
+
+    def load_delegation_tokens(self):
+        return list(self.tokens.values())
+
+    def apply_delegation_token_changes(self, upserts, removed_ids):
+        for token_id in removed_ids:
+            del self.tokens[token_id]
+        for info, key in upserts:
+            self.tokens[info.token_id] = (info, key)
+
+
 def test_a_plugin_can_keep_the_tokens(clock):
-    kept = MemoryStateStore()
+    kept = DictTokenStore()
 
     class TokenStorePlugin:
         @hookimpl
@@ -488,5 +502,8 @@ def test_a_plugin_can_keep_the_tokens(clock):
 
     with KafkaSecurity(config={"delegation.token.secret.key": SECRET}, plugins=[TokenStorePlugin()], clock=clock) as security:
         token = security.create_delegation_token(ALICE)
+        assert security.store.snapshot().tokens == {}  # not in the security log
     [(info, _key_id)] = kept.load_delegation_tokens()
     assert isinstance(info, TokenInformation) and info == token.info
+    with KafkaSecurity(config={"delegation.token.secret.key": SECRET}, plugins=[TokenStorePlugin()], clock=clock) as again:
+        assert again.delegation_tokens.token_for(token.hmac) == token

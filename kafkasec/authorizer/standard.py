@@ -41,6 +41,7 @@ from kafkasec.authorizer.validation import validate_filter, validate_new_acl
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import AuthorizerNotReadyError, KafkaError
 from kafkasec.principal import KafkaPrincipal
+from kafkasec.store.records import AccessControlEntryRecord, RemoveAccessControlEntryRecord
 
 ALLOWED = AuthorizationResult.ALLOWED
 DENIED = AuthorizationResult.DENIED
@@ -111,12 +112,15 @@ class Grantee:
 
 
 class StandardAuthorizer:
-    """Kafka's StandardAuthorizer, with a compiled index, provenance and a durable store.
+    """Kafka's StandardAuthorizer, with a compiled index and provenance.
 
-    ``store`` is anything with ``load_acls()`` and ``apply_acl_changes(added, removed_ids)``
-    (see :mod:`kafkasec.store`); without one, ACLs live in memory. An authorizer fed from a host
-    broker's metadata stream starts with ``initial_load_complete=False`` and is given
-    :meth:`add_acl`, :meth:`remove_acl`, :meth:`load_snapshot` and :meth:`complete_initial_load`.
+    On its own it keeps ACLs in memory: :meth:`create_acls` and :meth:`delete_acls` change them.
+    Inside a KafkaSecurity the write and the apply side are apart, as in Kafka: the facade
+    plans a change here (:meth:`plan_create_acls`, :meth:`plan_delete_acls`), appends the records
+    to the security log, and the node's follower applies them back through the feed API
+    (:meth:`load_snapshot`, :meth:`apply_acl_changes`, :meth:`add_acl`, :meth:`remove_acl`,
+    :meth:`complete_initial_load`), which never writes anywhere. A host broker can drive the
+    feed API from its own metadata stream: start with ``initial_load_complete=False``.
     """
 
     def __init__(
@@ -124,21 +128,16 @@ class StandardAuthorizer:
         super_users: str | Iterable[str | KafkaPrincipal] | None = (),
         allow_everyone_if_no_acl_found: bool = False,
         *,
-        store=None,
         principal_expander: PrincipalExpander | None = None,
         initial_load_complete: bool = True,
     ):
         self.super_users = parse_super_users(super_users)
         self.allow_everyone_if_no_acl_found = bool(allow_everyone_if_no_acl_found)
         self.principal_expander = principal_expander
-        self._store = store
         self._write_lock = threading.Lock()
         self._by_id: dict[str, StoredAcl] = {}
         self._index: AclIndex = EMPTY_INDEX
         self._loading_complete = bool(initial_load_complete)
-        if store is not None:
-            self._replace_all(StoredAcl(acl_id, binding) for acl_id, binding in store.load_acls())
-            self._loading_complete = True
 
     # ------------------------------------------------------------------ reading
 
@@ -371,83 +370,119 @@ class StandardAuthorizer:
     # ------------------------------------------------------------------ changing
 
     def create_acls(self, bindings: Iterable[AclBinding]) -> list[AclCreateResult]:
-        """Store the bindings; one result per binding, invalid ones carry INVALID_REQUEST.
-
-        Valid bindings are written in one transaction; creating an ACL that exists is a no-op
-        that succeeds, as in Kafka.
-        """
-        results: list[AclCreateResult] = []
-        added: list[StoredAcl] = []
+        """Create the bindings in memory (an authorizer of its own; a KafkaSecurity writes
+        through its log instead). One result per binding, as :meth:`plan_create_acls`."""
         with self._write_lock:
-            pending: dict[AclBinding, str] = {}
-            for binding in bindings:
-                if not isinstance(binding, AclBinding):
-                    raise TypeError(f"create_acls takes AclBinding values, not {binding!r}")
-                try:
-                    validate_new_acl(binding)
-                except KafkaError as error:
-                    results.append(AclCreateResult(binding, error=error))
-                    continue
-                acl_id = pending.get(binding) or self._stored_id(binding)
-                if acl_id is None:
-                    acl_id = pending[binding] = str(uuid.uuid4())
-                    added.append(StoredAcl(acl_id, binding))
-                results.append(AclCreateResult(binding, acl_id=acl_id))
-            self._commit(added, ())
+            results, records = self.plan_create_acls(bindings)
+            self._commit([StoredAcl(r.acl_id, r.binding) for r in records], ())
         return results
 
     def delete_acls(self, filters: Iterable[AclBindingFilter]) -> list[AclDeleteResult]:
-        """Delete what each filter matches; one result per filter.
+        """Delete in memory what each filter matches; one result per filter, as
+        :meth:`plan_delete_acls`."""
+        with self._write_lock:
+            results, records = self.plan_delete_acls(filters)
+            self._commit((), [self._by_id[r.acl_id] for r in records])
+        return results
+
+    def plan_create_acls(
+        self, bindings: Iterable[AclBinding]
+    ) -> tuple[list[AclCreateResult], list[AccessControlEntryRecord]]:
+        """What creating the bindings takes, against the ACLs applied here, without changing
+        them: one result per binding (invalid ones carry INVALID_REQUEST) and the records of the
+        new ACLs. Creating an ACL that exists is a no-op that succeeds, as in Kafka."""
+        results: list[AclCreateResult] = []
+        records: list[AccessControlEntryRecord] = []
+        pending: dict[AclBinding, str] = {}
+        for binding in bindings:
+            if not isinstance(binding, AclBinding):
+                raise TypeError(f"create_acls takes AclBinding values, not {binding!r}")
+            try:
+                validate_new_acl(binding)
+            except KafkaError as error:
+                results.append(AclCreateResult(binding, error=error))
+                continue
+            acl_id = pending.get(binding) or self._stored_id(binding)
+            if acl_id is None:
+                acl_id = pending[binding] = str(uuid.uuid4())
+                records.append(AccessControlEntryRecord(acl_id, binding))
+            results.append(AclCreateResult(binding, acl_id=acl_id))
+        return results, records
+
+    def plan_delete_acls(
+        self, filters: Iterable[AclBindingFilter]
+    ) -> tuple[list[AclDeleteResult], list[RemoveAccessControlEntryRecord]]:
+        """What deleting by the filters takes, against the ACLs applied here: one result per
+        filter and one removal record per ACL matched.
 
         A binding matched by several filters is reported under each, as KRaft does. Only ACLs
         created through the authorizer are deleted; plugin-contributed ACLs belong to their plugin.
         """
         results: list[AclDeleteResult] = []
+        index = self._index
+        removed: dict[str, None] = {}
+        for acl_filter in filters:
+            if not isinstance(acl_filter, AclBindingFilter):
+                raise TypeError(f"delete_acls takes AclBindingFilter values, not {acl_filter!r}")
+            try:
+                validate_filter(acl_filter)
+            except KafkaError as error:
+                results.append(AclDeleteResult(acl_filter, error=error))
+                continue
+            matched = tuple(s for s in _matching(index, acl_filter) if s.source == STORE_SOURCE)
+            removed.update((s.acl_id, None) for s in matched)
+            results.append(AclDeleteResult(acl_filter, matched))
+        return results, [RemoveAccessControlEntryRecord(acl_id) for acl_id in removed]
+
+    # ------------------------------------------------------------------ the feed (apply side)
+
+    def has_acl(self, acl_id: str) -> bool:
+        """Whether an ACL with this id is applied here."""
+        return acl_id in self._by_id
+
+    def apply_acl_changes(self, added: Sequence[tuple[str, AclBinding]], removed_ids: Iterable[str]) -> None:
+        """Feed: remove the ACLs with ``removed_ids``, then add ``added`` (id, binding) pairs, as
+        one new snapshot. ValueError (and no change) for an id that is absent or already there."""
         with self._write_lock:
-            index = self._index
-            removed: dict[str, StoredAcl] = {}
-            for acl_filter in filters:
-                if not isinstance(acl_filter, AclBindingFilter):
-                    raise TypeError(f"delete_acls takes AclBindingFilter values, not {acl_filter!r}")
-                try:
-                    validate_filter(acl_filter)
-                except KafkaError as error:
-                    results.append(AclDeleteResult(acl_filter, error=error))
-                    continue
-                matched = tuple(s for s in _matching(index, acl_filter) if s.source == STORE_SOURCE)
-                removed.update((s.acl_id, s) for s in matched)
-                results.append(AclDeleteResult(acl_filter, matched))
-            self._commit((), list(removed.values()))
-        return results
+            removed = []
+            for acl_id in removed_ids:
+                stored = self._by_id.get(acl_id)
+                if stored is None or stored.source != STORE_SOURCE:
+                    raise ValueError(f"no ACL with id {acl_id!r}")
+                removed.append(stored)
+            removed_set = {stored.acl_id for stored in removed}
+            for acl_id, _ in added:
+                if acl_id in self._by_id and acl_id not in removed_set:
+                    raise ValueError(f"an ACL with id {acl_id!r} already exists")
+            self._commit([StoredAcl(acl_id, binding) for acl_id, binding in added], removed)
 
     def add_acl(self, acl_id: str, binding: AclBinding) -> None:
-        """Metadata-stream feed: add one ACL under the host broker's id."""
+        """Feed: add one ACL under the host broker's id."""
         validate_new_acl(binding)
-        with self._write_lock:
-            if acl_id in self._by_id:
-                raise ValueError(f"an ACL with id {acl_id!r} already exists")
-            self._commit([StoredAcl(acl_id, binding)], ())
+        self.apply_acl_changes([(acl_id, binding)], ())
 
     def remove_acl(self, acl_id: str) -> None:
-        """Metadata-stream feed: remove the ACL with this id."""
-        with self._write_lock:
-            stored = self._by_id.get(acl_id)
-            if stored is None:
-                raise ValueError(f"no ACL with id {acl_id!r}")
-            self._commit((), [stored])
+        """Feed: remove the ACL with this id."""
+        self.apply_acl_changes((), [acl_id])
 
     def load_snapshot(self, acls: Mapping[str, AclBinding]) -> None:
-        """Metadata-stream feed: replace every stored ACL with ``acls`` (id -> binding)."""
+        """Feed: replace every stored ACL with ``acls`` (id -> binding), in one new snapshot."""
         for binding in acls.values():
             validate_new_acl(binding)
-        with self._write_lock:
-            old = [s for s in self._by_id.values() if s.source == STORE_SOURCE]
-            new = [StoredAcl(acl_id, binding) for acl_id, binding in acls.items()]
-            self._commit(new, old)
+        with self._write_lock, gc_paused():
+            kept = [s for s in self._by_id.values() if s.source != STORE_SOURCE]
+            self._by_id = {s.acl_id: s for s in kept}
+            self._by_id.update((acl_id, StoredAcl(acl_id, binding)) for acl_id, binding in acls.items())
+            self._index = AclIndex.build(self._by_id.values())
 
     def complete_initial_load(self) -> None:
-        """Metadata-stream feed: the host broker has caught up; non-super users may be answered."""
+        """Feed: the node has caught up; non-super users may be answered."""
         self._loading_complete = True
+
+    def lose_readiness(self) -> None:
+        """Feed: the node can no longer follow its state; non-super users get
+        AUTHORIZER_NOT_READY until a new initial load completes."""
+        self._loading_complete = False
 
     def replace_source_acls(self, source: str, bindings: Iterable[AclBinding]) -> None:
         """Swap in the ACLs a plugin contributes under ``source``; they are not stored."""
@@ -470,19 +505,10 @@ class StandardAuthorizer:
                     return stored.acl_id
         return None
 
-    def _replace_all(self, acls: Iterable[StoredAcl]) -> None:
-        with self._write_lock, gc_paused():
-            self._by_id = {s.acl_id: s for s in acls}
-            self._index = AclIndex.build(self._by_id.values())
-
     def _commit(self, added: Sequence[StoredAcl], removed: Sequence[StoredAcl]) -> None:
-        """Write through the store first, then swap in the new snapshot (caller holds the lock)."""
+        """Swap in the snapshot with these changes (the caller holds the lock)."""
         if not added and not removed:
             return
-        stored_added = [(s.acl_id, s.binding) for s in added if s.source == STORE_SOURCE]
-        stored_removed = [s.acl_id for s in removed if s.source == STORE_SOURCE]
-        if self._store is not None and (stored_added or stored_removed):
-            self._store.apply_acl_changes(stored_added, stored_removed)
         with gc_paused():
             for stored in removed:
                 del self._by_id[stored.acl_id]

@@ -155,16 +155,17 @@ def apply_per_mechanism(security, deletions, upsertions) -> None:
     if refused:
         raise next(iter(refused.values()))
     store = admin.credential_store(security)
-    plans = [admin.plan_alterations(store, [d], []) for d in deletions]
-    plans += [admin.plan_alterations(store, [], [u]) for u in upsertions]
-    for plan in plans:
-        for result in plan.results:
-            if result.error is not None:
-                raise result.error
-    store.apply_scram_changes(
-        [upsert for plan in plans for upsert in plan.upserts],
-        [deletion for plan in plans for deletion in plan.deletions],
-    )
+    with security.writing():
+        plans = [admin.plan_alterations(store, [d], []) for d in deletions]
+        plans += [admin.plan_alterations(store, [], [u]) for u in upsertions]
+        for plan in plans:
+            for result in plan.results:
+                if result.error is not None:
+                    raise result.error
+        store.apply_scram_changes(
+            [upsert for plan in plans for upsert in plan.upserts],
+            [deletion for plan in plans for deletion in plan.deletions],
+        )
 
 
 def parse_add_config(text: str) -> dict[ScramMechanism, tuple[int, str | None]]:

@@ -1,11 +1,17 @@
-"""``kafkasec serve``: run the Kafka-protocol endpoint on the state file until interrupted.
+"""``kafkasec serve``: run the Kafka-protocol endpoint on the security state until interrupted.
 
 Kafka clients log in with SCRAM (users from ``kafkasec scram``, or delegation tokens), and
 describe and administer ACLs, SCRAM credentials and tokens; topics and groups come from the
-``--catalogue`` JSON file. With ``--controller-port`` the process runs two endpoints, a broker
-for clients and a controller on its own listener, and the broker forwards admin writes to the
-controller in envelopes, logging in as ``--broker-user`` (who needs CLUSTER_ACTION on the
-cluster, e.g. as a super user). docs/embedding.md walks through the code.
+``--catalogue`` JSON file. Every process follows the security log of its state (a SQLite file,
+or PostgreSQL with ``kafkasec.state.url``), so any number of them agree on every change, and
+the other commands may change the state while they run.
+
+A cluster, as in KRaft (``--process-roles``): a ``controller`` process serves the CONTROLLER
+listener on ``--port`` and writes; ``broker`` processes given ``--controller-bootstrap-server``
+forward admin writes to it in envelopes (KIP-590), logging in as ``--broker-user`` (who needs
+CLUSTER_ACTION on the cluster, e.g. as a super user). A broker without a controller writes
+itself; ``--controller-port`` runs a controller inside the broker's process.
+docs/cluster.md shows a cluster; docs/embedding.md walks through the code.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from kafkasec.cli.options import UsageError, global_options
 from kafkasec.settings import CONTROLLER_LISTENER_NAMES
 
 CONTROLLER_LISTENER = "CONTROLLER"
+BROKER, CONTROLLER = "broker", "controller"
 
 
 def register(commands) -> None:
@@ -41,7 +48,19 @@ def register(commands) -> None:
         default="SASL_PLAINTEXT",
         help="SASL_PLAINTEXT (SCRAM logins; the default) or PLAINTEXT (everyone is User:ANONYMOUS)",
     )
-    parser.add_argument("--controller-port", type=int, help="also run a controller on this port and forward admin writes to it")
+    parser.add_argument(
+        "--process-roles",
+        choices=(BROKER, CONTROLLER),
+        default=BROKER,
+        help="broker (the default: clients' listener) or controller (the CONTROLLER listener on --port, "
+        "which brokers forward admin writes to)",
+    )
+    parser.add_argument(
+        "--controller-bootstrap-server",
+        metavar="HOST:PORT",
+        help="a broker forwards admin writes to the controller listening there",
+    )
+    parser.add_argument("--controller-port", type=int, help="also run a controller in this process, on this port, and forward admin writes to it")
     parser.add_argument("--broker-user", help="the SCRAM user the broker logs in to the controller as")
     parser.add_argument("--broker-password-file", metavar="FILE", help="a file whose first line is that user's password")
     parser.set_defaults(run=run)
@@ -52,11 +71,23 @@ def _password(path: str) -> str:
         return file.readline().rstrip("\r\n")
 
 
+def _controller_address(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"--controller-bootstrap-server takes HOST:PORT, not {text!r}")
+    return host.strip("[]"), int(port)
+
+
 def _check(args) -> None:
-    if args.controller_port is None and (args.broker_user or args.broker_password_file):
-        raise UsageError("--broker-user and --broker-password-file go with --controller-port")
-    if args.controller_port is not None and not (args.broker_user and args.broker_password_file):
-        raise UsageError("--controller-port needs --broker-user and --broker-password-file")
+    forwards = args.controller_port is not None or args.controller_bootstrap_server is not None
+    if args.controller_port is not None and args.controller_bootstrap_server is not None:
+        raise UsageError("--controller-port and --controller-bootstrap-server exclude each other")
+    if args.process_roles == CONTROLLER and forwards:
+        raise UsageError("a controller forwards to nobody: --controller-port and --controller-bootstrap-server go with broker")
+    if not forwards and (args.broker_user or args.broker_password_file):
+        raise UsageError("--broker-user and --broker-password-file go with --controller-port or --controller-bootstrap-server")
+    if forwards and not (args.broker_user and args.broker_password_file):
+        raise UsageError("forwarding to a controller needs --broker-user and --broker-password-file")
 
 
 async def _serve(args, security, catalogue) -> None:
@@ -76,14 +107,22 @@ async def _serve(args, security, catalogue) -> None:
 
     try:
         link = None
-        if args.controller_port is not None:
-            # The controller first: the broker's link needs its port, which may be a free one.
-            controller = await start(Endpoint(security, catalogue, host=args.host, port=args.controller_port,
-                                              listener_name=CONTROLLER_LISTENER, **node))
-            link = ControllerLink(args.host, controller.port, username=args.broker_user,
-                                  password=_password(args.broker_password_file))
-        await start(Endpoint(security, catalogue, host=args.host, port=args.port, security_protocol=args.security_protocol,
-                             controller=link, **node))
+        if args.process_roles == CONTROLLER:
+            await start(Endpoint(security, catalogue, host=args.host, port=args.port,
+                                 listener_name=CONTROLLER_LISTENER, **node))
+        else:
+            if args.controller_port is not None:
+                # The controller first: the broker's link needs its port, which may be a free one.
+                controller = await start(Endpoint(security, catalogue, host=args.host, port=args.controller_port,
+                                                  listener_name=CONTROLLER_LISTENER, **node))
+                link = ControllerLink(args.host, controller.port, username=args.broker_user,
+                                      password=_password(args.broker_password_file))
+            elif args.controller_bootstrap_server is not None:
+                controller_host, controller_port = _controller_address(args.controller_bootstrap_server)
+                link = ControllerLink(controller_host, controller_port, username=args.broker_user,
+                                      password=_password(args.broker_password_file))
+            await start(Endpoint(security, catalogue, host=args.host, port=args.port,
+                                 security_protocol=args.security_protocol, controller=link, **node))
         await stop.wait()
     finally:
         for endpoint in reversed(started):
@@ -96,7 +135,8 @@ def run(args) -> int:
 
     _check(args)
     catalogue = Catalogue.from_file(args.catalogue) if args.catalogue else Catalogue()
-    overrides = {CONTROLLER_LISTENER_NAMES: CONTROLLER_LISTENER} if args.controller_port is not None else {}
+    serves_controller = args.controller_port is not None or args.process_roles == CONTROLLER
+    overrides = {CONTROLLER_LISTENER_NAMES: CONTROLLER_LISTENER} if serves_controller else {}
     with open_security(args, overrides=overrides) as security:
         asyncio.run(_serve(args, security, catalogue))
     print("kafkasec serve: stopped", file=sys.stderr)

@@ -13,7 +13,6 @@ and the command line call these functions; the credentials live behind the
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from typing import Iterable, Sequence
 
@@ -240,11 +239,6 @@ def client_errors(
     return errors
 
 
-# KRaft's controller applies one request at a time; so does each process here, so that what a
-# request checks (a credential to delete exists) still holds when its changes are written.
-_ALTER_LOCK = threading.Lock()
-
-
 def alter_credentials(
     security,
     deletions: Sequence[UserScramCredentialDeletion],
@@ -260,7 +254,10 @@ def alter_credentials(
         users = sorted({alteration.user for alteration in (*deletions, *upsertions)})
         return [AlterUserScramCredentialsResult(user, error) for user in users]
     store = credential_store(security)
-    with _ALTER_LOCK:
+    # KRaft's controller applies one request at a time; the write here is exclusive across
+    # every node, so what a request checks (a credential to delete exists) still holds when
+    # its changes are written.
+    with security.writing():
         plan = plan_alterations(store, deletions, upsertions)
         if plan.upserts or plan.deletions:
             store.apply_scram_changes(plan.upserts, plan.deletions)

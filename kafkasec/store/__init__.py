@@ -1,26 +1,57 @@
-"""Durable state behind one small interface: SQLite by default, in memory for tests.
+"""The security state: a log of changes and the snapshot they add up to (docs/cluster.md).
 
-A store has ``load_acls()``, ``apply_acl_changes(added, removed_ids)`` (atomic) and ``close()``;
-a plugin can provide another through the ``kafkasec_state_store`` hook. The built-in stores also
-keep SCRAM credentials (``scram_credential``, ``describe_scram_credentials``,
-``apply_scram_changes``), which the ``kafkasec_scram_credential_store`` hook hands out.
+Writers append records (:mod:`kafkasec.store.records`) through a :class:`StateWriter`; every
+node's :class:`StateFollower` applies them in order. The store behind them keeps the contract
+of :class:`kafkasec.store.base.StateStore`: SQLite (one host, the default), PostgreSQL (several
+hosts) or memory (tests); a plugin can provide another through the ``kafkasec_state_store`` hook.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Mapping
 
+from kafkasec.settings import parse_count, parse_milliseconds
+from kafkasec.store.base import DEFAULT_LOG_RETENTION_RECORDS, LogTruncatedError, StateError, StateStore
 from kafkasec.store.memory import MemoryStateStore
-from kafkasec.store.sqlite import SqliteStateStore, StateError
+from kafkasec.store.sqlite import DEFAULT_POLL_INTERVAL_MS, SqliteStateStore
 
 MEMORY = ":memory:"
+POLL_INTERVAL_MS = "kafkasec.state.poll.interval.ms"
+LOG_RETENTION_RECORDS = "kafkasec.state.log.retention.records"
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+_SQLITE_SCHEME = "sqlite:///"
 
 
-def open_state_store(path: str | os.PathLike | None):
-    """The built-in store for ``path``: in memory for None or ":memory:", else a SQLite file."""
-    if path is None or os.fspath(path) == MEMORY:
-        return MemoryStateStore()
-    return SqliteStateStore(path)
+def open_state_store(location: str | os.PathLike | None, config: Mapping[str, object] | None = None):
+    """The built-in store for ``location``: memory for None or ":memory:", PostgreSQL for a
+    ``postgresql://`` URL, else a SQLite file (a path, or a ``sqlite:///path`` URL).
+
+    ``config`` may set ``kafkasec.state.poll.interval.ms`` (how often a SQLite follower looks
+    for other processes' commits; PostgreSQL's followers are woken by NOTIFY and poll as a
+    fallback) and ``kafkasec.state.log.retention.records``.
+    """
+    config = config or {}
+    retention = parse_count(config, LOG_RETENTION_RECORDS, DEFAULT_LOG_RETENTION_RECORDS, unit="records")
+    poll_interval_ms = parse_milliseconds(config, POLL_INTERVAL_MS, DEFAULT_POLL_INTERVAL_MS)
+    if location is None or os.fspath(location) == MEMORY:
+        return MemoryStateStore(log_retention_records=retention)
+    location = os.fspath(location)
+    if location.startswith(_POSTGRES_SCHEMES):
+        from kafkasec.store.postgres import PostgresStateStore  # psycopg: the 'postgres' extra
+
+        return PostgresStateStore(location, log_retention_records=retention, poll_interval_ms=poll_interval_ms)
+    if location.startswith(_SQLITE_SCHEME):
+        location = location[len(_SQLITE_SCHEME) - 1:]
+    return SqliteStateStore(location, poll_interval_ms=poll_interval_ms, log_retention_records=retention)
 
 
-__all__ = ["MEMORY", "MemoryStateStore", "SqliteStateStore", "StateError", "open_state_store"]
+__all__ = [
+    "MEMORY",
+    "LogTruncatedError",
+    "MemoryStateStore",
+    "SqliteStateStore",
+    "StateError",
+    "StateStore",
+    "open_state_store",
+]

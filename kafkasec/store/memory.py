@@ -1,86 +1,113 @@
-"""State kept in memory: the same interface as the SQLite store, for tests and throwaway use."""
+"""The state kept in memory: the same contract as the SQLite store, for tests and throwaway use.
+
+Several KafkaSecurity instances of one process may share one MemoryStateStore: each follows
+its log, as nodes follow a shared file or database.
+"""
 
 from __future__ import annotations
 
 import threading
-from typing import Iterable, Sequence
+from typing import Sequence
 
-from kafkasec.acl import AclBinding
-from kafkasec.scram.credentials import (
-    ScramCredential,
-    ScramCredentialInfo,
-    ScramMechanism,
-    UserScramCredentialsDescription,
-)
-from kafkasec.tokens.model import TokenInformation
+from kafkasec.store.base import DEFAULT_LOG_RETENTION_RECORDS, LogTruncatedError, StateError
+from kafkasec.store.records import Record, StateSnapshot, apply_to_maps, state_key
 
 
 class MemoryStateStore:
     """Nothing survives the process; everything else behaves as :class:`SqliteStateStore`."""
 
-    path = ":memory:"
+    location = path = ":memory:"
 
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._acls: dict[str, AclBinding] = {}
-        self._scram: dict[tuple[str, ScramMechanism], ScramCredential] = {}
-        self._tokens: dict[str, tuple[TokenInformation, str]] = {}
+    def __init__(self, *, log_retention_records: int = DEFAULT_LOG_RETENTION_RECORDS):
+        if log_retention_records < 1:
+            raise ValueError(f"log_retention_records must be >= 1, not {log_retention_records}")
+        self.log_retention_records = log_retention_records
+        self._write_lock = threading.Lock()
+        self._changed = threading.Condition()
+        self._log: list[tuple[int, Record]] = []
+        self._offset = 0
+        # The snapshot's maps, changed only under the write lock.
+        self._maps: tuple[dict, dict, dict] = ({}, {}, {})
+        self._closed = False
 
-    def load_acls(self) -> list[tuple[str, AclBinding]]:
-        with self._lock:
-            return list(self._acls.items())
+    def write(self) -> _MemoryTransaction:
+        if self._closed:
+            raise StateError("the memory state store is closed")
+        return _MemoryTransaction(self)
 
-    def apply_acl_changes(self, added: Sequence[tuple[str, AclBinding]], removed: Iterable[str]) -> None:
-        with self._lock:
-            acls = dict(self._acls)
-            for acl_id in removed:
-                acls.pop(acl_id, None)
-            for acl_id, binding in added:
-                if acl_id in acls:
-                    raise ValueError(f"an ACL with id {acl_id!r} is already stored")
-                acls[acl_id] = binding
-            self._acls = acls
+    def latest_offset(self) -> int:
+        return self._offset
 
-    def scram_credential(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
-        with self._lock:
-            return self._scram.get((user, mechanism))
+    def read_log(self, after_offset: int, max_records: int = 1000) -> list[tuple[int, Record]]:
+        log, latest = self._log, self._offset  # a commit replaces the list, never edits it
+        start = log[0][0] if log else latest + 1
+        if after_offset < latest and after_offset + 1 < start:
+            raise LogTruncatedError(after_offset, start)
+        first = max(after_offset + 1 - start, 0)
+        return log[first:first + max_records]
 
-    def describe_scram_credentials(self, users: Iterable[str] | None = None) -> list[UserScramCredentialsDescription]:
-        wanted = None if users is None else set(users)
-        infos: dict[str, list[ScramCredentialInfo]] = {}
-        with self._lock:
-            for (user, mechanism), credential in sorted(self._scram.items(), key=lambda item: item[0]):
-                if wanted is None or user in wanted:
-                    infos.setdefault(user, []).append(ScramCredentialInfo(mechanism, credential.iterations))
-        return [UserScramCredentialsDescription(user, user_infos) for user, user_infos in infos.items()]
+    def snapshot(self) -> StateSnapshot:
+        with self._write_lock:
+            acls, credentials, tokens = self._maps
+            return StateSnapshot(self._offset, dict(acls), dict(credentials), dict(tokens))
 
-    def apply_scram_changes(
-        self,
-        upserts: Sequence[tuple[str, ScramMechanism, ScramCredential]],
-        deletions: Iterable[tuple[str, ScramMechanism]],
-    ) -> None:
-        with self._lock:
-            credentials = dict(self._scram)
-            for key in deletions:
-                credentials.pop(key, None)
-            for user, mechanism, credential in upserts:
-                credentials[(user, mechanism)] = credential
-            self._scram = credentials
-
-    def load_delegation_tokens(self) -> list[tuple[TokenInformation, str]]:
-        with self._lock:
-            return list(self._tokens.values())
-
-    def apply_delegation_token_changes(
-        self, upserts: Sequence[tuple[TokenInformation, str]], removed_ids: Iterable[str]
-    ) -> None:
-        with self._lock:
-            tokens = dict(self._tokens)
-            for token_id in removed_ids:
-                tokens.pop(token_id, None)
-            for info, token_key_id in upserts:
-                tokens[info.token_id] = (info, token_key_id)
-            self._tokens = tokens
+    def wait_for_change(self, timeout_s: float) -> None:
+        with self._changed:
+            self._changed.wait(timeout_s)
 
     def close(self) -> None:
-        pass
+        self._closed = True
+        with self._changed:
+            self._changed.notify_all()
+
+
+class _MemoryTransaction:
+    """Applies records to the store's maps as they are appended, keeping what each replaced,
+    so that an exception puts everything back."""
+
+    def __init__(self, store: MemoryStateStore):
+        self._store = store
+        self._entries: list[tuple[int, Record]] = []
+        self._undo: list[tuple[dict, object, object]] = []
+
+    def __enter__(self) -> _MemoryTransaction:
+        self._store._write_lock.acquire()
+        return self
+
+    def append(self, records: Sequence[Record]) -> int:
+        store = self._store
+        offset = store._offset + len(self._entries)
+        for record in records:
+            offset += 1
+            self._apply(offset, record)
+            self._entries.append((offset, record))
+        return offset
+
+    def _apply(self, offset: int, record: Record) -> None:
+        maps = self._store._maps
+        which, key = state_key(record)
+        previous = maps[which].get(key, _MISSING)
+        apply_to_maps(offset, record, *maps)
+        self._undo.append((maps[which], key, previous))
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        store = self._store
+        try:
+            if exc_type is not None:
+                for mapping, key, value in reversed(self._undo):
+                    if value is _MISSING:
+                        mapping.pop(key, None)
+                    else:
+                        mapping[key] = value
+            elif self._entries:
+                log = store._log + self._entries
+                if len(log) > store.log_retention_records:
+                    log = log[-store.log_retention_records:]
+                store._log, store._offset = log, self._entries[-1][0]
+                with store._changed:
+                    store._changed.notify_all()
+        finally:
+            store._write_lock.release()
+
+
+_MISSING = object()

@@ -1,8 +1,14 @@
-"""The embedded durable state: one SQLite file (stdlib ``sqlite3``).
+"""The embedded state: the security log and its snapshot in one SQLite file (stdlib ``sqlite3``).
 
-Every change is one transaction in WAL mode with ``synchronous=FULL``: a process killed at any
+One host, any number of processes. A write is one ``BEGIN IMMEDIATE`` transaction (so writers
+of every process take turns) in WAL mode with ``synchronous=FULL``: a process killed at any
 instant leaves either the whole change or none of it, and a committed change survives power
-loss. One connection, guarded by a lock, serves every thread of the process.
+loss. Followers read through their own connection, which a write never blocks, and notice
+other processes' commits by polling ``PRAGMA data_version``: a read of a shared-memory counter,
+cheap enough to ask every few milliseconds.
+
+The file holds SCRAM keys and token information: it is created readable by its owner only
+(SQLite gives its -wal and -shm files the same permissions).
 """
 
 from __future__ import annotations
@@ -11,19 +17,32 @@ import json
 import os
 import sqlite3
 import threading
-from typing import Iterable, Sequence
+import time
+from typing import Sequence
 
 from kafkasec.acl import AclBinding
-from kafkasec.scram.credentials import (
-    ScramCredential,
-    ScramCredentialInfo,
-    ScramMechanism,
-    UserScramCredentialsDescription,
+from kafkasec.scram.credentials import ScramCredential
+from kafkasec.store.base import DEFAULT_LOG_RETENTION_RECORDS, LogTruncatedError, StateError
+from kafkasec.store.records import (
+    AccessControlEntryRecord,
+    DelegationTokenRecord,
+    Record,
+    RecordApplyError,
+    RemoveAccessControlEntryRecord,
+    RemoveDelegationTokenRecord,
+    RemoveUserScramCredentialRecord,
+    StateSnapshot,
+    UserScramCredentialRecord,
+    decode_record,
+    encode_record,
 )
 from kafkasec.tokens.model import TokenInformation
 
 BUSY_TIMEOUT_MS = 10_000
 """How long a write waits for another process's write lock before it fails with a StateError."""
+
+DEFAULT_POLL_INTERVAL_MS = 5
+"""How often a follower looks for other processes' commits."""
 
 # What each schema version adds, in order; a file at version N gets the steps after N, so a
 # state file written by an older kafkasec opens and keeps everything it had.
@@ -66,207 +85,287 @@ _MIGRATIONS = (
         key_id TEXT NOT NULL
     );
     """,
+    # The security log: the tables above are its snapshot, as of log_offsets.latest. Records
+    # older than log_offsets.start have been compacted away.
+    """
+    CREATE TABLE log (
+        offset INTEGER PRIMARY KEY,
+        record_type INTEGER NOT NULL,
+        payload TEXT NOT NULL,
+        checksum INTEGER NOT NULL
+    );
+    CREATE TABLE log_offsets (
+        singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+        start INTEGER NOT NULL,
+        latest INTEGER NOT NULL
+    );
+    INSERT INTO log_offsets VALUES (1, 1, 0);
+    """,
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
-class StateError(Exception):
-    """The state file cannot be used: unreadable, from a newer kafkasec, or with a bad row."""
+def _create_private(path: str) -> None:
+    """Create ``path`` readable and writable by its owner only, unless it exists."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
 
 
 class SqliteStateStore:
-    """ACLs, SCRAM credentials and delegation tokens in one SQLite file at ``path``."""
+    """The security log and its snapshot in the SQLite file at ``path``."""
 
-    def __init__(self, path: str | os.PathLike):
-        self.path = os.fspath(path)
-        self._lock = threading.Lock()
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        *,
+        poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS,
+        log_retention_records: int = DEFAULT_LOG_RETENTION_RECORDS,
+    ):
+        if log_retention_records < 1:
+            raise ValueError(f"log_retention_records must be >= 1, not {log_retention_records}")
+        if poll_interval_ms < 1:
+            raise ValueError(f"poll_interval_ms must be >= 1, not {poll_interval_ms}")
+        self.path = self.location = os.fspath(path)
+        self.poll_interval_ms = poll_interval_ms
+        self.log_retention_records = log_retention_records
+        self._write_lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        self._closed = False
         try:
-            self._connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            self._connection.execute("PRAGMA journal_mode=WAL")
-            self._connection.execute("PRAGMA synchronous=FULL")
-            self._connection.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_MS)}")
+            _create_private(self.path)
+            self._writer = self._connect()
             self._migrate()
-        except sqlite3.DatabaseError as error:
+            self._reader = self._connect()
+            self._data_version = self._reader.execute("PRAGMA data_version").fetchone()[0]
+        except (sqlite3.DatabaseError, OSError) as error:
             raise StateError(f"cannot open the state file {self.path!r}: {error}") from error
 
+    def _connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=FULL")
+        connection.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_MS)}")
+        return connection
+
     def _migrate(self) -> None:
-        (version,) = self._connection.execute("PRAGMA user_version").fetchone()
+        (version,) = self._writer.execute("PRAGMA user_version").fetchone()
         if version > SCHEMA_VERSION:
             raise StateError(
                 f"the state file {self.path!r} has schema version {version}; this kafkasec reads "
                 f"up to {SCHEMA_VERSION}: upgrade kafkasec"
             )
-        with self._transaction() as cursor:
+        if version == SCHEMA_VERSION:
+            return
+        with self.write() as transaction:
+            cursor = transaction.cursor
             # Read again under the write lock: another process may have migrated meanwhile.
             (version,) = cursor.execute("PRAGMA user_version").fetchone()
             for step in _MIGRATIONS[version:]:
-                cursor.execute(step)
+                for statement in step.split(";"):
+                    if statement.strip():
+                        cursor.execute(statement)
             cursor.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
-    def _transaction(self):
-        return _Transaction(self._connection, self._lock)
+    # ------------------------------------------------------------------ writing
 
-    def load_acls(self) -> list[tuple[str, AclBinding]]:
-        with self._lock:
-            rows = self._connection.execute(
-                "SELECT id, resource_type, resource_name, pattern_type, principal, host, operation, "
-                "permission_type FROM acls"
-            ).fetchall()
-        acls = []
-        for acl_id, *fields in rows:
-            try:
-                acls.append((acl_id, AclBinding.of(*fields)))
-            except (ValueError, TypeError) as error:
-                raise StateError(f"ACL {acl_id!r} in {self.path!r} cannot be read: {error}") from error
-        return acls
+    def write(self) -> _SqliteTransaction:
+        if self._closed:
+            raise StateError(f"the state file {self.path!r} is closed")
+        return _SqliteTransaction(self)
 
-    def apply_acl_changes(self, added: Sequence[tuple[str, AclBinding]], removed: Iterable[str]) -> None:
-        """Remove then add, in one transaction: all of it or none of it reaches the file."""
-        rows = [
-            (
-                acl_id,
-                int(b.pattern.resource_type),
-                b.pattern.name,
-                int(b.pattern.pattern_type),
-                b.entry.principal,
-                b.entry.host,
-                int(b.entry.operation),
-                int(b.entry.permission_type),
-            )
-            for acl_id, b in added
-        ]
-        with self._transaction() as cursor:
-            cursor.executemany("DELETE FROM acls WHERE id = ?", [(acl_id,) for acl_id in removed])
-            cursor.executemany("INSERT INTO acls VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    # ------------------------------------------------------------------ reading
 
-    # ---------------------------------------------------------------- SCRAM credentials
+    def latest_offset(self) -> int:
+        with self._read_lock:
+            return self._reader.execute("SELECT latest FROM log_offsets").fetchone()[0]
 
-    def scram_credential(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
-        with self._lock:
-            row = self._connection.execute(
-                "SELECT salt, stored_key, server_key, iterations FROM scram_credentials "
-                "WHERE user = ? AND mechanism = ?",
-                (user, int(mechanism)),
-            ).fetchone()
-        return None if row is None else self._credential(user, mechanism, row)
-
-    def describe_scram_credentials(self, users: Iterable[str] | None = None) -> list[UserScramCredentialsDescription]:
-        with self._lock:
-            rows = self._connection.execute(
-                "SELECT user, mechanism, iterations FROM scram_credentials ORDER BY user, mechanism"
-            ).fetchall()
-        wanted = None if users is None else set(users)
-        infos: dict[str, list[tuple[int, int]]] = {}
-        for user, mechanism, iterations in rows:
-            if wanted is None or user in wanted:
-                infos.setdefault(user, []).append((mechanism, iterations))
-        descriptions = []
-        for user, pairs in infos.items():
-            try:
-                descriptions.append(UserScramCredentialsDescription(user, [_info(m, i) for m, i in pairs]))
-            except (ValueError, TypeError) as error:
-                raise StateError(f"the SCRAM credentials of {user!r} in {self.path!r} cannot be read: {error}") from error
-        return descriptions
-
-    def apply_scram_changes(
-        self,
-        upserts: Sequence[tuple[str, ScramMechanism, ScramCredential]],
-        deletions: Iterable[tuple[str, ScramMechanism]],
-    ) -> None:
-        """Delete then upsert, in one transaction: all of it or none of it reaches the file."""
-        rows = [
-            (user, int(mechanism), c.salt, c.stored_key, c.server_key, c.iterations)
-            for user, mechanism, c in upserts
-        ]
-        with self._transaction() as cursor:
-            cursor.executemany(
-                "DELETE FROM scram_credentials WHERE user = ? AND mechanism = ?",
-                [(user, int(mechanism)) for user, mechanism in deletions],
-            )
-            cursor.executemany("INSERT OR REPLACE INTO scram_credentials VALUES (?, ?, ?, ?, ?, ?)", rows)
-
-    def _credential(self, user: str, mechanism: ScramMechanism, row) -> ScramCredential:
+    def read_log(self, after_offset: int, max_records: int = 1000) -> list[tuple[int, Record]]:
         try:
-            return ScramCredential(*row)
-        except (ValueError, TypeError) as error:
-            raise StateError(
-                f"the {mechanism.mechanism_name} credential of {user!r} in {self.path!r} cannot be read: {error}"
-            ) from error
+            with self._read_lock:
+                self._reader.execute("BEGIN")
+                try:
+                    start, latest = self._reader.execute("SELECT start, latest FROM log_offsets").fetchone()
+                    rows = self._reader.execute(
+                        "SELECT offset, record_type, payload, checksum FROM log WHERE offset > ? "
+                        "ORDER BY offset LIMIT ?",
+                        (after_offset, max_records),
+                    ).fetchall()
+                finally:
+                    self._reader.execute("COMMIT")
+        except sqlite3.Error as error:
+            raise StateError(f"the state file {self.path!r} could not be read: {error}") from error
+        if after_offset < latest and after_offset + 1 < start:
+            raise LogTruncatedError(after_offset, start)
+        return [(offset, decode_record(offset, *columns)) for offset, *columns in rows]
 
-    # ---------------------------------------------------------------- delegation tokens
+    def snapshot(self) -> StateSnapshot:
+        try:
+            with self._read_lock:
+                self._reader.execute("BEGIN")
+                try:
+                    (latest,) = self._reader.execute("SELECT latest FROM log_offsets").fetchone()
+                    acl_rows = self._reader.execute(
+                        "SELECT id, resource_type, resource_name, pattern_type, principal, host, operation, "
+                        "permission_type FROM acls"
+                    ).fetchall()
+                    credential_rows = self._reader.execute(
+                        "SELECT user, mechanism, salt, stored_key, server_key, iterations FROM scram_credentials"
+                    ).fetchall()
+                    token_rows = self._reader.execute(
+                        "SELECT token_id, owner, token_requester, renewers, issue_timestamp, expiry_timestamp, "
+                        "max_timestamp, key_id FROM delegation_tokens"
+                    ).fetchall()
+                finally:
+                    self._reader.execute("COMMIT")
+        except sqlite3.Error as error:
+            raise StateError(f"the state file {self.path!r} could not be read: {error}") from error
+        return snapshot_from_rows(self.path, latest, acl_rows, credential_rows, token_rows)
 
-    def load_delegation_tokens(self) -> list[tuple[TokenInformation, str]]:
-        with self._lock:
-            rows = self._connection.execute(
-                "SELECT token_id, owner, token_requester, renewers, issue_timestamp, expiry_timestamp, "
-                "max_timestamp, key_id FROM delegation_tokens"
-            ).fetchall()
-        tokens = []
-        for token_id, owner, requester, renewers, issued, expiry, maximum, token_key_id in rows:
-            try:
-                info = TokenInformation(token_id, owner, requester, json.loads(renewers), issued, expiry, maximum)
-            except (ValueError, TypeError) as error:
-                raise StateError(f"delegation token {token_id!r} in {self.path!r} cannot be read: {error}") from error
-            tokens.append((info, token_key_id))
-        return tokens
-
-    def apply_delegation_token_changes(
-        self, upserts: Sequence[tuple[TokenInformation, str]], removed_ids: Iterable[str]
-    ) -> None:
-        """Remove then upsert, in one transaction: all of it or none of it reaches the file."""
-        rows = [
-            (
-                info.token_id,
-                str(info.owner),
-                str(info.token_requester),
-                json.dumps([str(renewer) for renewer in info.renewers]),
-                info.issue_timestamp,
-                info.expiry_timestamp,
-                info.max_timestamp,
-                token_key_id,
-            )
-            for info, token_key_id in upserts
-        ]
-        with self._transaction() as cursor:
-            cursor.executemany("DELETE FROM delegation_tokens WHERE token_id = ?", [(i,) for i in removed_ids])
-            cursor.executemany("INSERT OR REPLACE INTO delegation_tokens VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    def wait_for_change(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not self._closed:
+            with self._read_lock:
+                try:
+                    (version,) = self._reader.execute("PRAGMA data_version").fetchone()
+                except sqlite3.Error:
+                    return
+            if version != self._data_version:
+                self._data_version = version
+                return
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            time.sleep(min(self.poll_interval_ms / 1000, remaining))
 
     def close(self) -> None:
-        with self._lock:
-            self._connection.close()
+        if self._closed:
+            return
+        self._closed = True
+        with self._write_lock, self._read_lock:
+            self._writer.close()
+            self._reader.close()
 
 
-def _info(mechanism: int, iterations: int) -> ScramCredentialInfo:
-    if mechanism == ScramMechanism.UNKNOWN:
-        raise ValueError("the mechanism is UNKNOWN (0)")
-    return ScramCredentialInfo(mechanism, iterations)
+def snapshot_from_rows(location: str, offset: int, acl_rows, credential_rows, token_rows) -> StateSnapshot:
+    """A StateSnapshot from the rows of the three snapshot tables (shared by the SQL stores);
+    StateError naming the row that does not read."""
+    acls, credentials, tokens = {}, {}, {}
+    for acl_id, *fields in acl_rows:
+        try:
+            acls[acl_id] = AclBinding.of(*fields)
+        except (ValueError, TypeError) as error:
+            raise StateError(f"ACL {acl_id!r} in {location!r} cannot be read: {error}") from error
+    for user, mechanism, *fields in credential_rows:
+        try:
+            record = UserScramCredentialRecord(user, mechanism, ScramCredential(*(bytes(f) for f in fields[:3]), fields[3]))
+        except (ValueError, TypeError) as error:
+            raise StateError(f"the SCRAM credential of {user!r} in {location!r} cannot be read: {error}") from error
+        credentials[(record.user, record.mechanism)] = record.credential
+    for token_id, owner, requester, renewers, issued, expiry, maximum, token_key_id in token_rows:
+        try:
+            info = TokenInformation(token_id, owner, requester, json.loads(renewers), issued, expiry, maximum)
+        except (ValueError, TypeError) as error:
+            raise StateError(f"delegation token {token_id!r} in {location!r} cannot be read: {error}") from error
+        tokens[token_id] = (info, token_key_id)
+    return StateSnapshot(offset, acls, credentials, tokens)
 
 
-class _Transaction:
+def snapshot_changes(record: Record) -> tuple[str, tuple]:
+    """The SQL statement (with ``?`` placeholders) and parameters that apply ``record`` to the
+    snapshot tables, and whether it must change a row (a removal of nothing is an error)."""
+    if isinstance(record, AccessControlEntryRecord):
+        b = record.binding
+        return (
+            "INSERT INTO acls VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (record.acl_id, int(b.pattern.resource_type), b.pattern.name, int(b.pattern.pattern_type),
+             b.entry.principal, b.entry.host, int(b.entry.operation), int(b.entry.permission_type)),
+        )
+    if isinstance(record, RemoveAccessControlEntryRecord):
+        return "DELETE FROM acls WHERE id = ?", (record.acl_id,)
+    if isinstance(record, UserScramCredentialRecord):
+        c = record.credential
+        return (
+            "INSERT INTO scram_credentials VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (user, mechanism) DO UPDATE SET "
+            "salt = excluded.salt, stored_key = excluded.stored_key, server_key = excluded.server_key, "
+            "iterations = excluded.iterations",
+            (record.user, int(record.mechanism), c.salt, c.stored_key, c.server_key, c.iterations),
+        )
+    if isinstance(record, RemoveUserScramCredentialRecord):
+        return "DELETE FROM scram_credentials WHERE user = ? AND mechanism = ?", (record.user, int(record.mechanism))
+    if isinstance(record, DelegationTokenRecord):
+        info = record.info
+        return (
+            "INSERT INTO delegation_tokens VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (token_id) DO UPDATE SET "
+            "owner = excluded.owner, token_requester = excluded.token_requester, renewers = excluded.renewers, "
+            "issue_timestamp = excluded.issue_timestamp, expiry_timestamp = excluded.expiry_timestamp, "
+            "max_timestamp = excluded.max_timestamp, key_id = excluded.key_id",
+            (info.token_id, str(info.owner), str(info.token_requester),
+             json.dumps([str(renewer) for renewer in info.renewers]), info.issue_timestamp,
+             info.expiry_timestamp, info.max_timestamp, record.key_id),
+        )
+    if isinstance(record, RemoveDelegationTokenRecord):
+        return "DELETE FROM delegation_tokens WHERE token_id = ?", (record.token_id,)
+    raise TypeError(f"not a security log record: {record!r}")
+
+
+REMOVALS = (RemoveAccessControlEntryRecord, RemoveUserScramCredentialRecord, RemoveDelegationTokenRecord)
+
+
+class _SqliteTransaction:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any error, under the store's lock."""
 
-    def __init__(self, connection: sqlite3.Connection, lock: threading.Lock):
-        self._connection = connection
-        self._lock = lock
+    def __init__(self, store: SqliteStateStore):
+        self._store = store
+        self.cursor: sqlite3.Cursor | None = None
 
-    def __enter__(self) -> sqlite3.Cursor:
-        self._lock.acquire()
+    def __enter__(self) -> _SqliteTransaction:
+        store = self._store
+        store._write_lock.acquire()
         try:
-            self._connection.execute("BEGIN IMMEDIATE")
+            store._writer.execute("BEGIN IMMEDIATE")
         except BaseException as error:
-            self._lock.release()
+            store._write_lock.release()
             if isinstance(error, sqlite3.Error):
-                raise StateError(f"the state file could not be written: {error}") from error
+                raise StateError(f"the state file {store.path!r} could not be written: {error}") from error
             raise
-        return self._connection.cursor()
+        self.cursor = store._writer.cursor()
+        return self
+
+    def append(self, records: Sequence[Record]) -> int:
+        cursor = self.cursor
+        start, latest = cursor.execute("SELECT start, latest FROM log_offsets").fetchone()
+        offset = latest
+        try:
+            for record in records:
+                offset += 1
+                statement, parameters = snapshot_changes(record)
+                cursor.execute(statement, parameters)
+                if isinstance(record, REMOVALS) and cursor.rowcount != 1:
+                    raise RecordApplyError(offset, f"{record!r} removes nothing")
+                cursor.execute("INSERT INTO log VALUES (?, ?, ?, ?)", (offset, *encode_record(record)))
+        except sqlite3.IntegrityError as error:
+            raise RecordApplyError(offset, f"{record!r} contradicts the state: {error}") from error
+        retention = self._store.log_retention_records
+        # Compact in steps of a tenth of the retention, so that not every append deletes.
+        if offset - start + 1 > retention + max(retention // 10, 1):
+            start = offset - retention + 1
+            cursor.execute("DELETE FROM log WHERE offset < ?", (start,))
+        cursor.execute("UPDATE log_offsets SET start = ?, latest = ?", (start, offset))
+        return offset
 
     def __exit__(self, exc_type, exc, tb) -> None:
+        store = self._store
         try:
-            self._connection.execute("ROLLBACK" if exc_type else "COMMIT")
+            store._writer.execute("ROLLBACK" if exc_type else "COMMIT")
         except sqlite3.Error as error:
-            raise StateError(f"the state file could not be written: {error}") from error
+            raise StateError(f"the state file {store.path!r} could not be written: {error}") from error
         finally:
-            self._lock.release()
+            store._write_lock.release()
         if isinstance(exc, sqlite3.Error):
             # Rolled back above; say so in the store's own terms.
-            raise StateError(f"the state file could not be written: {exc}") from exc
+            raise StateError(f"the state file {store.path!r} could not be written: {exc}") from exc
+
+
+__all__ = ["SqliteStateStore", "StateError", "snapshot_changes", "snapshot_from_rows"]

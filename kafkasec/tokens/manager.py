@@ -39,6 +39,8 @@ from kafkasec.scram.credentials import (
     ScramMechanism,
 )
 from kafkasec.settings import parse_milliseconds
+from kafkasec.store.records import DelegationTokenRecord, Record, RemoveDelegationTokenRecord
+from kafkasec.store.writer import LocalWriter
 from kafkasec.tokens.model import (
     DelegationToken,
     TokenInformation,
@@ -107,10 +109,15 @@ class DelegationTokenManager:
 
     ``secret_key`` is ``delegation.token.secret.key``: None or empty turns tokens off (every
     operation raises DELEGATION_TOKEN_AUTH_DISABLED, and no token logs in).
-    ``previous_secret_keys`` are older secrets whose tokens still verify. ``store`` keeps token
-    information (``load_delegation_tokens()`` and ``apply_delegation_token_changes(upserts,
-    removed_ids)``, with ``(TokenInformation, key_id)`` pairs); None keeps it in memory.
-    ``clock()`` returns the time in milliseconds since the epoch.
+    ``previous_secret_keys`` are older secrets whose tokens still verify. ``clock()`` returns
+    the time in milliseconds since the epoch.
+
+    Write and apply are apart, as in Kafka's controller and token cache: an operation plans
+    its change inside ``writer.writing()`` (a :class:`~kafkasec.store.writer.StateWriter` that
+    appends DelegationTokenRecord / RemoveDelegationTokenRecord to the security log), and the
+    node's follower applies the records back through :meth:`load_token_snapshot` and
+    :meth:`apply_records`, on every node. Without a ``writer`` the tokens live in this
+    manager only.
     """
 
     def __init__(
@@ -122,7 +129,7 @@ class DelegationTokenManager:
         expiry_time_ms: int = DEFAULT_EXPIRY_TIME_MS,
         expiry_check_interval_ms: int = DEFAULT_EXPIRY_CHECK_INTERVAL_MS,
         clock: Callable[[], int] = wall_clock_ms,
-        store=None,
+        writer=None,
     ):
         for name, setting, value in (
             ("max_lifetime_ms", MAX_LIFETIME_MS, max_lifetime_ms),
@@ -147,16 +154,13 @@ class DelegationTokenManager:
         self._secret_key = secret_key or None
         # key id -> secret, the current one first; a token whose key id is not here is dead.
         self._secrets = {key_id(key): key for key in ([secret_key] if secret_key else []) + previous}
-        self._store = store
+        self._writer = writer or LocalWriter(self.apply_in_order)
         self._lock = threading.Lock()
         self._tokens: dict[str, tuple[DelegationToken, str]] = {}
         self._by_hmac: dict[bytes, str] = {}
         self._scram: dict[tuple[str, ScramMechanism], ScramCredential] = {}
         self._unverifiable: dict[str, TokenInformation] = {}
         self._next_sweep_ms = self.clock() + expiry_check_interval_ms
-        if store is not None:
-            for info, token_key_id in store.load_delegation_tokens():
-                self._remember(info, token_key_id)
 
     @classmethod
     def from_config(cls, config: Mapping[str, object], **kwargs) -> DelegationTokenManager:
@@ -207,10 +211,9 @@ class DelegationTokenManager:
         info = TokenInformation(
             new_token_id(), owner, requester, renewers, now, min(max_timestamp, now + self.expiry_time_ms), max_timestamp
         )
-        current = key_id(self._secret_key)
-        with self._lock:
-            self._write([(info, current)], ())
-            return self._remember(info, current)
+        with self._writer.writing() as transaction:
+            transaction.append([DelegationTokenRecord(info, key_id(self._secret_key))])
+        return self._tokens[info.token_id][0]
 
     def renew_token(self, hmac: bytes, principal: KafkaPrincipal | str, renew_period_ms: int = -1) -> int:
         """Move the token's expiry to now + ``renew_period_ms`` (capped by
@@ -219,7 +222,7 @@ class DelegationTokenManager:
         principal = principal_of(principal)
         _milliseconds("renew_period_ms", renew_period_ms)
         self._check_enabled()
-        with self._lock:
+        with self._writer.writing() as transaction:
             now = self.clock()
             token = self._live_token(hmac)
             if token.info.is_expired(now):
@@ -228,8 +231,8 @@ class DelegationTokenManager:
                 raise DelegationTokenOwnerMismatchError()
             period = self.expiry_time_ms if renew_period_ms <= 0 else min(renew_period_ms, self.expiry_time_ms)
             expiry = min(token.info.max_timestamp, now + period)
-            self._update(token, expiry)
-            return expiry
+            transaction.append([self._with_expiry(token, expiry)])
+        return expiry
 
     def expire_token(self, hmac: bytes, principal: KafkaPrincipal | str, expiry_period_ms: int = -1) -> int:
         """Bring the token's expiry to now + ``expiry_period_ms`` (never past its maximum); a
@@ -238,20 +241,19 @@ class DelegationTokenManager:
         principal = principal_of(principal)
         _milliseconds("expiry_period_ms", expiry_period_ms)
         self._check_enabled()
-        with self._lock:
+        with self._writer.writing() as transaction:
             now = self.clock()
             token = self._live_token(hmac)
             if not token.info.may_renew(principal):
                 raise DelegationTokenOwnerMismatchError()
             if expiry_period_ms < 0:  # removed at once, even if it has already expired
-                self._write((), [token.token_id])
-                self._forget(token.token_id)
+                transaction.append([RemoveDelegationTokenRecord(token.token_id)])
                 return now
             if token.info.is_expired(now):
                 raise DelegationTokenExpiredError()
             expiry = min(token.info.max_timestamp, now + expiry_period_ms)
-            self._update(token, expiry)
-            return expiry
+            transaction.append([self._with_expiry(token, expiry)])
+        return expiry
 
     def describe_tokens(self, predicate: Callable[[TokenInformation], bool] | None = None) -> list[DelegationToken]:
         """Every live token (with ``predicate``: those it accepts), oldest first."""
@@ -293,16 +295,13 @@ class DelegationTokenManager:
 
     def expire_tokens(self) -> list[str]:
         """Remove every token past its expiry or maximum timestamp; return their ids."""
-        with self._lock:
+        with self._writer.writing() as transaction:
             now = self.clock()
             infos = [token.info for token, _ in self._tokens.values()] + list(self._unverifiable.values())
             expired = [info.token_id for info in infos if info.is_expired(now)]
-            if expired:
-                self._write((), expired)
-                for token_id in expired:
-                    self._forget(token_id)
+            transaction.append([RemoveDelegationTokenRecord(token_id) for token_id in expired])
             self._next_sweep_ms = now + self.expiry_check_interval_ms
-            return expired
+        return expired
 
     def sweep_if_due(self) -> list[str]:
         """:meth:`expire_tokens` if ``delegation.token.expiry.check.interval.ms`` has passed since
@@ -323,18 +322,39 @@ class DelegationTokenManager:
             raise DelegationTokenNotFoundError()
         return token
 
-    def _update(self, token: DelegationToken, expiry: int) -> None:
-        info = evolve(token.info, expiry_timestamp=expiry)
-        token_key_id = self._tokens[token.token_id][1]
-        self._write([(info, token_key_id)], ())
-        self._remember(info, token_key_id)
+    def _with_expiry(self, token: DelegationToken, expiry: int) -> DelegationTokenRecord:
+        return DelegationTokenRecord(evolve(token.info, expiry_timestamp=expiry), self._tokens[token.token_id][1])
 
-    def _write(self, upserts, removed_ids) -> None:
-        # The store first: if it fails, memory still matches it.
-        if self._store is not None:
-            self._store.apply_delegation_token_changes(list(upserts), list(removed_ids))
+    # ------------------------------------------------------------------ the feed (apply side)
 
-    # Writers hold the lock; readers that look up one key (a login, hmac_for) do not need it:
+    def has_token(self, token_id: str) -> bool:
+        """Whether a token with this id is applied here (verifiable or not)."""
+        return token_id in self._tokens or token_id in self._unverifiable
+
+    def load_token_snapshot(self, tokens: Mapping[str, tuple[TokenInformation, str]]) -> None:
+        """Feed: replace every token with ``tokens`` (id -> (TokenInformation, key_id))."""
+        with self._lock:
+            self._tokens, self._by_hmac, self._scram, self._unverifiable = {}, {}, {}, {}
+            for info, token_key_id in tokens.values():
+                self._remember(info, token_key_id)
+
+    def apply_records(self, upserts: Iterable[DelegationTokenRecord], removed_ids: Iterable[str]) -> None:
+        """Feed: forget the tokens ``removed_ids``, then take in the ``upserts``."""
+        with self._lock:
+            for token_id in removed_ids:
+                self._forget(token_id)
+            for record in upserts:
+                self._remember(record.info, record.key_id)
+
+    def apply_in_order(self, records: Iterable[Record]) -> None:
+        """The feed of a manager without a log (a :class:`LocalWriter`'s): records one by one."""
+        for record in records:
+            if isinstance(record, DelegationTokenRecord):
+                self.apply_records([record], [record.info.token_id] if self.has_token(record.info.token_id) else [])
+            else:
+                self.apply_records((), [record.token_id])
+
+    # The feed holds the lock; readers that look up one key (a login, hmac_for) do not need it:
     # a single dict lookup never sees a half-made entry.
 
     def _remember(self, info: TokenInformation, token_key_id: str) -> DelegationToken | None:
