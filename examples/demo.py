@@ -1,8 +1,8 @@
 """The end-to-end demo on the embedded defaults: SQLite state, the in-process authorizer, the
-reference plugins (group file, JSON-lines audit), KIP-590 forwarding between two in-process
-nodes, SCRAM users and a SASL/SCRAM login, a delegation token's life, an ACL grid on local
+reference plugins (group file, JSON-lines audit), KIP-590 forwarding between two nodes that
+follow one security log, SCRAM users and a SASL/SCRAM login, a delegation token's life, an ACL grid on local
 Spark with its HTML report, the `kafkasec` command, and `kafkasec serve`, the Kafka-protocol
-endpoint, driven by a real Kafka client (confluent-kafka).
+endpoint, driven by a real Kafka client (confluent-kafka) while the CLI changes its state.
 
 Run: python examples/demo.py [--dir DIR]   (DIR is wiped and reused; default ./demo-state)
 
@@ -17,6 +17,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from kafkasec import (
@@ -144,12 +145,11 @@ def forwarded_acl_change(controller: KafkaSecurity, workdir: Path) -> None:
     from kafkasec.forwarding import EnvelopeAction, ForwardingExchange, ForwardingState, open_envelope
 
     super_users = "User:admin;User:broker-1;User:broker-2"  # as on the controller: admin is a super user
-    broker = KafkaSecurity.from_config({"super.users": super_users, "kafkasec.state.path": str(workdir / "broker.db")})
+    # The broker is another node on the same state: it follows the controller's security log.
+    broker = KafkaSecurity.from_config({**controller.config, "super.users": super_users})
     stale = KafkaSecurity.from_config({"super.users": super_users})
     controller.create_acls([AclBinding.of("CLUSTER", "kafka-cluster", "LITERAL", "User:broker-1", "*",
                                           "CLUSTER_ACTION", "ALLOW")])
-    # The broker's own copy of the cluster ACLs (in a cluster: from the metadata log).
-    broker.create_acls(controller.acls())
 
     creation = AclCreation(resource_type=2, resource_name="payments", resource_pattern_type=3,
                            principal="User:carol", host="*", operation=3, permission_type=3)
@@ -177,6 +177,11 @@ def forwarded_acl_change(controller: KafkaSecurity, workdir: Path) -> None:
     carol = RequestContext(KafkaPrincipal.user("carol"), "10.0.0.7")
     expect("carol may now read payments (on the controller)",
            controller.authorize(carol, [Action("READ", ResourcePattern("TOPIC", "payments"))]), [ALLOWED])
+    expect("the broker follows the controller's log to its offset",
+           broker.follower.wait_for(controller.applied_offset, 5), True)
+    expect("carol may read payments on the broker too",
+           broker.authorize(carol, [Action("READ", ResourcePattern("TOPIC", "payments"))]), [ALLOWED])
+    print(f"  both nodes at security-log offset {broker.applied_offset} (lag {broker.lag})")
 
     bob = RequestContext.for_principal("User:bob", "10.0.0.1", client_id="bob-tool")
     refused = ForwardingExchange(broker, bob, frame, now_ms=0)
@@ -365,6 +370,16 @@ def kafka_endpoint(config: dict[str, str], workdir: Path) -> None:
         operations = sorted(op.name for op in described["orders-eu"].result(timeout=15).authorized_operations)
         print(f"  alice's KIP-430 operations on orders-eu: {operations}")
         expect("alice may read and describe orders-eu", {"READ", "DESCRIBE"} <= set(operations), True)
+        # The CLI changes the running cluster: the server follows the security log.
+        subprocess.run(
+            [sys.executable, "-m", "kafkasec.cli", "--command-config", str(workdir / "client.properties"), "acls",
+             "--remove", "--force", "--allow-principal", "User:alice", "--operation", "Describe", "--topic", "payments"],
+            capture_output=True, text=True, check=True,
+        )
+        deadline, visible = time.monotonic() + 5, True
+        while visible and time.monotonic() < deadline:
+            visible = "payments" in as_alice.list_topics(timeout=15).topics
+        expect("kafkasec acls --remove while serving: alice no longer sees payments", visible, False)
         errors = []
         guesser = client("alice", "a-guess", errors)
         try:

@@ -39,6 +39,23 @@ def start(files, *extra):
     return process, listeners
 
 
+def test_a_controller_and_a_broker_as_two_processes(files):
+    """The broker forwards an ACL change to the controller process; both follow the log."""
+    controller, controller_listeners = start(files, "--process-roles", "controller", "--node-id", "0")
+    try:
+        assert list(controller_listeners) == ["CONTROLLER"]
+        broker, listeners = start(files, "--node-id", "1", "--controller-bootstrap-server", controller_listeners["CONTROLLER"],
+                                  "--broker-user", "broker", "--broker-password-file", str(files / "broker.pw"))
+        try:
+            assert run(topics_and_acl_change(Address(listeners["SASL_PLAINTEXT"]))) == (["audit", "orders"], 0)
+        finally:
+            stop(broker)
+    finally:
+        stop(controller)
+    with open_security(files / "state.db") as security:
+        assert [str(binding.entry.principal) for binding in security.acls()] == ["User:alice"]
+
+
 def stop(process):
     process.send_signal(signal.SIGTERM)
     assert process.wait(10) == 0
@@ -90,6 +107,11 @@ def test_serve_with_a_controller_forwards_admin_writes(files):
     [
         (["serve", "--broker-user", "b"], 2, "go with --controller-port"),
         (["serve", "--controller-port", "0"], 2, "needs --broker-user"),
+        (["serve", "--controller-bootstrap-server", "127.0.0.1:9093"], 2, "needs --broker-user"),
+        (["serve", "--controller-bootstrap-server", "nowhere", "--broker-user", "b", "--broker-password-file", "f"], 2,
+         "takes HOST:PORT"),
+        (["serve", "--controller-port", "0", "--controller-bootstrap-server", "127.0.0.1:9093"], 2, "exclude each other"),
+        (["serve", "--process-roles", "controller", "--controller-port", "0"], 2, "forwards to nobody"),
         (["serve", "--catalogue", "missing.json"], 1, "missing.json"),
         (["serve", "--security-protocol", "SSL"], 2, "invalid choice"),
     ],

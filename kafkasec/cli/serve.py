@@ -88,6 +88,8 @@ def _check(args) -> None:
         raise UsageError("--broker-user and --broker-password-file go with --controller-port or --controller-bootstrap-server")
     if forwards and not (args.broker_user and args.broker_password_file):
         raise UsageError("forwarding to a controller needs --broker-user and --broker-password-file")
+    if args.controller_bootstrap_server is not None:
+        _controller_address(args.controller_bootstrap_server)
 
 
 async def _serve(args, security, catalogue) -> None:
