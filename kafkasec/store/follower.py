@@ -224,12 +224,14 @@ class StateFollower:
                 self.catch_up()
             except FollowerStoppedError:
                 return
-            except StateError as error:
-                log.warning("the security state cannot be read (%s); retrying", error)
-                self._stopping.wait(UNREACHABLE_BACKOFF_S)
-                continue
-            except Exception as error:  # a bug must not leave the node silently stale
-                self._stop_on(error)
+            except Exception as error:
+                if self._stopping.is_set():
+                    return  # the store was closed under a read: the node is shutting down
+                if isinstance(error, StateError):
+                    log.warning("the security state cannot be read (%s); retrying", error)
+                    self._stopping.wait(UNREACHABLE_BACKOFF_S)
+                    continue
+                self._stop_on(error)  # a bug must not leave the node silently stale
                 return
             store.wait_for_change(self._wait_timeout_s)
 
