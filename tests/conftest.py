@@ -7,6 +7,7 @@ import pytest
 os.environ["KAFKASEC_LOAD_PLUGINS"] = ""
 
 from kafkasec import KafkaPrincipal, RequestContext, StandardAuthorizer  # noqa: E402
+from postgres_support import postgres_server, postgres_url  # noqa: E402,F401  (fixtures for every test file)
 
 
 @pytest.fixture
