@@ -5,9 +5,11 @@ literal ``*`` and the prefixes, and each pattern keeps, per principal, the opera
 its ACLs allow and deny (for any host, and per specific host). Answering "may P do OP on R"
 is then a handful of dict lookups, whatever the number of ACLs.
 
-A change never edits a snapshot: :meth:`AclIndex.apply` copies the maps of the resource types
-it touches, rebuilds the patterns it touches, and returns a new snapshot. Readers keep the one
-they started with, so they never lock and never see half an update.
+A change never edits a snapshot: :meth:`AclIndex.apply` rebuilds the patterns it touches and
+returns a new snapshot that shares everything else with the old one. The maps of a type are
+persistent hash tries (``immutables.Map``: a change copies a few small nodes, not the map), so
+one ACL change costs the same with ten ACLs or a million. Readers keep the snapshot they
+started with, so they never lock and never see half an update.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import gc
 from bisect import bisect_left, insort
 from typing import Iterable, Iterator, Sequence
 
+import immutables
 from attrs import field, frozen
 
 from kafkasec.acl import (
@@ -154,6 +157,9 @@ class TypeIndex:
         "wildcard",
         "prefixed",
         "prefix_lengths",
+        "prefix_length_counts",
+        "_literal_get",
+        "_prefixed_get",
         "group_counts",
         "_summaries",
         "by_resource_type_answers",
@@ -161,15 +167,20 @@ class TypeIndex:
 
     def __init__(
         self,
-        literal: dict[str, PatternEntry],
-        prefixed: dict[str, PatternEntry],
-        group_counts: dict[tuple[str, str], int],
+        literal: immutables.Map,
+        prefixed: immutables.Map,
+        group_counts: immutables.Map,
+        prefix_length_counts: dict[int, int],
     ):
-        self.literal = literal
-        self.prefixed = prefixed
+        self.literal = literal  # name -> PatternEntry
+        self.prefixed = prefixed  # prefix -> PatternEntry
+        # Bound once: the lookups below are the hottest lines of every authorization.
+        self._literal_get, self._prefixed_get = literal.get, prefixed.get
         self.wildcard = literal.get(WILDCARD_RESOURCE)
-        # Only the lengths that some prefix has are worth slicing the resource name at.
-        self.prefix_lengths = tuple(sorted({len(name) for name in prefixed}))
+        # Only the lengths that some prefix has are worth slicing the resource name at; counted
+        # per length so that a change need not look at every prefix.
+        self.prefix_length_counts = prefix_length_counts
+        self.prefix_lengths = tuple(sorted(prefix_length_counts))
         # How many patterns have ACLs of each (principal, host): a group absent here has none.
         self.group_counts = group_counts
         self._summaries = {}
@@ -202,18 +213,19 @@ class TypeIndex:
         and a LITERAL name is never a prefix.
         """
         found = []
-        entry = self.literal.get(name)
+        entry = self._literal_get(name)
         if entry is not None:
             found.append(entry)
         if self.wildcard is not None and name != WILDCARD_RESOURCE:
             found.append(self.wildcard)
-        prefixed = self.prefixed
-        if prefixed:
+        lengths = self.prefix_lengths
+        if lengths:
             size = len(name)
-            for length in self.prefix_lengths:
+            prefixed_get = self._prefixed_get
+            for length in lengths:
                 if length > size:
                     break
-                entry = prefixed.get(name[:length])
+                entry = prefixed_get(name[:length])
                 if entry is not None:
                     found.append(entry)
         return found
@@ -429,6 +441,8 @@ def _remove_sorted(names: list[str], name: str) -> None:
         del names[index]
 
 
+_EMPTY_MAP = immutables.Map()
+
 FREEZE_AFTER = 100_000
 """A build that leaves more new objects than this behind is frozen out of the cyclic GC."""
 
@@ -505,14 +519,21 @@ class AclIndex:
             by_type.setdefault(pattern.resource_type, []).append(pattern)
         for resource_type, patterns in by_type.items():
             old = types.get(resource_type)
-            literal = {} if old is None else dict(old.literal)
-            prefixed = {} if old is None else dict(old.prefixed)
-            group_counts = {} if old is None else dict(old.group_counts)
+            literal = (_EMPTY_MAP if old is None else old.literal).mutate()
+            prefixed = (_EMPTY_MAP if old is None else old.prefixed).mutate()
+            group_counts = (_EMPTY_MAP if old is None else old.group_counts).mutate()
+            length_counts = {} if old is None else dict(old.prefix_length_counts)
             touched: set[tuple[str, str]] = set()
             changes = []
             for pattern in patterns:
-                table = literal if pattern.pattern_type is PatternType.LITERAL else prefixed
+                is_prefix = pattern.pattern_type is not PatternType.LITERAL
+                table = prefixed if is_prefix else literal
                 previous = table.pop(pattern.name, None)
+                if previous is not None and is_prefix:
+                    length = len(pattern.name)
+                    length_counts[length] -= 1
+                    if not length_counts[length]:
+                        del length_counts[length]
                 if previous is not None:
                     count -= len(previous.acls)
                     for group in previous.by_principal_host:
@@ -525,12 +546,15 @@ class AclIndex:
                 if acls:
                     entry = table[pattern.name] = PatternEntry(pattern, acls)
                     count += len(acls)
+                    if is_prefix:
+                        length_counts[len(pattern.name)] = length_counts.get(len(pattern.name), 0) + 1
                     for group in entry.by_principal_host:
                         touched.add(group)
                         group_counts[group] = group_counts.get(group, 0) + 1
                 changes.append((pattern, entry))
+            literal, prefixed, group_counts = literal.finish(), prefixed.finish(), group_counts.finish()
             if literal or prefixed:
-                types[resource_type] = new = TypeIndex(literal, prefixed, group_counts)
+                types[resource_type] = new = TypeIndex(literal, prefixed, group_counts, length_counts)
                 if old is not None:
                     new.carry_over(old, touched, changes)
             else:
