@@ -39,12 +39,12 @@ class MemoryStateStore:
         return self._offset
 
     def read_log(self, after_offset: int, max_records: int = 1000) -> list[tuple[int, Record]]:
-        log, latest = self._log, self._offset  # a commit replaces the list, never edits it
+        latest, log = self._offset, self._log
         start = log[0][0] if log else latest + 1
         if after_offset < latest and after_offset + 1 < start:
             raise LogTruncatedError(after_offset, start)
         first = max(after_offset + 1 - start, 0)
-        return log[first:first + max_records]
+        return log[first:min(first + max_records, latest - start + 1)]
 
     def snapshot(self) -> StateSnapshot:
         with self._write_lock:
@@ -100,10 +100,13 @@ class _MemoryTransaction:
                     else:
                         mapping[key] = value
             elif self._entries:
-                log = store._log + self._entries
-                if len(log) > store.log_retention_records:
-                    log = log[-store.log_retention_records:]
-                store._log, store._offset = log, self._entries[-1][0]
+                # Appended in place (a reader slices by offset, so it never sees past what it
+                # asked for); trimmed into a new list only once it is a tenth over retention.
+                store._log.extend(self._entries)
+                retention = store.log_retention_records
+                if len(store._log) > retention + max(retention // 10, 1):
+                    store._log = store._log[-retention:]
+                store._offset = self._entries[-1][0]
                 with store._changed:
                     store._changed.notify_all()
         finally:
