@@ -102,9 +102,150 @@ def encode(entity) -> bytes:
 
 def _read(entity_type: type, data: bytes, offset: int, what: str):
     try:
+        # kio's native reader trusts lengths: a count of 2^32 makes it allocate tens of GB and
+        # abort the process. Every length is checked against the bytes left first.
+        check_lengths(entity_type, data, offset)
         return entity_reader(entity_type)(data, offset)
+    except InvalidRequestError as error:
+        raise InvalidRequestError(f"could not read {what}: {error.message}") from None
     except Exception as error:  # kio raises its DecodeError, ValueError or UnicodeDecodeError
         raise InvalidRequestError(f"could not read {what}: {error}") from None
+
+
+# ---------------------------------------------------------------------- length checks before decoding
+
+_FIXED_SIZES = {
+    "int8": 1, "uint8": 1, "bool": 1, "int16": 2, "uint16": 2, "error_code": 2, "int32": 4, "uint32": 4,
+    "timedelta_i32": 4, "int64": 8, "uint64": 8, "float64": 8, "timedelta_i64": 8, "datetime_i64": 8, "uuid": 16,
+}
+
+
+class _Frame:
+    """A cursor over a frame that refuses to read past its end or to trust a length that
+    claims more than the bytes left (Kafka's generated readers refuse the same)."""
+
+    __slots__ = ("data", "offset", "end")
+
+    def __init__(self, data: bytes, offset: int, end: int):
+        self.data, self.offset, self.end = data, offset, end
+
+    def skip(self, size: int, what: str) -> None:
+        if size < 0 or size > self.end - self.offset:
+            raise InvalidRequestError(f"{what} claims {size} bytes, but only {self.end - self.offset} remain")
+        self.offset += size
+
+    def uvarint(self) -> int:
+        value = shift = 0
+        while True:
+            if self.offset >= self.end:
+                raise InvalidRequestError("a varint runs past the end of the frame")
+            byte = self.data[self.offset]
+            self.offset += 1
+            value |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return value
+            shift += 7
+            if shift > 28:
+                raise InvalidRequestError("a varint is longer than 5 bytes")
+
+    def signed(self, size: int) -> int:
+        start = self.offset
+        self.skip(size, "a fixed-size field")
+        return int.from_bytes(self.data[start:self.offset], "big", signed=True)
+
+    def count(self, flexible: bool, what: str) -> int:
+        """An array's element count (-1: null), no larger than the bytes left."""
+        count = self.uvarint() - 1 if flexible else self.signed(4)
+        if count > self.end - self.offset:
+            raise InvalidRequestError(f"{what} claims {count} elements, but only {self.end - self.offset} bytes remain")
+        return count
+
+
+def _field_checker(field, flexible: bool, is_header: bool, tagged: bool):
+    """A function(frame) that steps over one field's bytes, checking every length in it."""
+    from kio.serial._introspect import (
+        EntityField, EntityTupleField, PrimitiveTupleField, classify_field, get_schema_field_type, is_optional,
+    )
+
+    field_class = classify_field(field)
+    kafka_type = None if isinstance(field_class, (EntityField, EntityTupleField)) else get_schema_field_type(field)
+    optional = not tagged and is_optional(field)
+    name = field.name
+    if is_header and name == "client_id":
+        flexible_string = False  # Kafka writes the header's client id as a legacy string always
+    else:
+        flexible_string = flexible
+
+    def element(frame: _Frame) -> None:
+        if isinstance(field_class, (EntityField, EntityTupleField)):
+            if optional and not field_class.is_array and frame.signed(1) < 0:
+                return  # KIP-893's null struct marker
+            _entity_checker(field_class.type_)(frame)
+        elif kafka_type in _FIXED_SIZES:
+            frame.skip(_FIXED_SIZES[kafka_type], name)
+        elif kafka_type in ("string", "bytes", "records"):
+            if flexible_string:
+                size = frame.uvarint() - 1
+            else:
+                size = frame.signed(2 if kafka_type == "string" else 4)
+            if size >= 0 or not (optional or kafka_type == "records" or (is_header and name == "client_id")):
+                frame.skip(size, name)
+        else:
+            raise InvalidRequestError(f"no length check for the field type {kafka_type!r} of {name}")
+
+    if not field_class.is_array:
+        return element
+
+    def array(frame: _Frame) -> None:
+        count = frame.count(flexible, name)
+        if count < 0 and not optional:
+            raise InvalidRequestError(f"{name} is a null array, which the schema does not allow")
+        for _ in range(count):
+            element(frame)
+
+    return array
+
+
+@functools.lru_cache(maxsize=None)
+def _entity_checker(entity_type: type):
+    from kio.serial._introspect import get_field_tag
+
+    flexible = entity_type.__flexible__
+    is_header = entity_type.__name__ == "RequestHeader"
+    plain, tagged = [], {}
+    for field in dataclasses.fields(entity_type):
+        tag = get_field_tag(field)
+        if tag is None:
+            plain.append(_field_checker(field, flexible, is_header, False))
+        else:
+            tagged[int(tag)] = _field_checker(field, flexible, is_header, True)
+
+    def check(frame: _Frame) -> None:
+        for step in plain:
+            step(frame)
+        if not flexible:
+            return
+        fields = frame.uvarint()
+        if fields > frame.end - frame.offset:
+            raise InvalidRequestError(f"{fields} tagged fields claimed, but only {frame.end - frame.offset} bytes remain")
+        for _ in range(fields):
+            tag, size = frame.uvarint(), frame.uvarint()
+            start = frame.offset
+            frame.skip(size, f"tagged field {tag}")
+            known = tagged.get(tag)
+            if known is not None:  # read it within its own size
+                known(_Frame(frame.data, start, start + size))
+
+    return check
+
+
+def check_lengths(entity_type: type, data: bytes, offset: int = 0) -> int:
+    """Walk one ``entity_type`` at ``offset`` without building it: InvalidRequestError if any
+    length, count or varint claims more than the bytes left. Linear in the bytes read; where
+    the entity ends."""
+    frame = _Frame(data, offset, len(data))
+    _entity_checker(entity_type)(frame)
+    return frame.offset
 
 
 FRAME_SIZE = struct.Struct(">i")
