@@ -205,7 +205,7 @@ def test_kafka_python_client_does_not_escape_usernames_so_kafka_cannot_parse_the
     server = ScramServer("SCRAM-SHA-256", credentials("SCRAM-SHA-256"))
     first = client.first_message()
     assert first.startswith(b"n,,n=a,b=c,r=")
-    refused(server, first, reason=f"Invalid SCRAM client first message format: {first.decode()}")
+    refused(server, first, reason=f"Invalid SCRAM client first message format ({len(first)} bytes)")
 
 
 def test_kafka_python_client_sees_a_wrong_server_signature():
@@ -248,12 +248,12 @@ def test_escaped_username_authenticates_as_the_unescaped_name(mechanism):
 
 def test_unescaped_equals_in_a_username_is_malformed():
     server = server_for()
-    refused(server, b"n,,n=a=b,r=abc", reason="Invalid SCRAM client first message format: n,,n=a=b,r=abc")
+    refused(server, b"n,,n=a=b,r=abc", reason="Invalid SCRAM client first message format (14 bytes)")
 
 
 def test_non_ascii_usernames_are_outside_kafkas_grammar():
     message = "n,,n=jos\u00e9,r=abc".encode()
-    refused(server_for(), message, reason="Invalid SCRAM client first message format: n,,n=jos\u00e9,r=abc")
+    refused(server_for(), message, reason=f"Invalid SCRAM client first message format ({len(message)} bytes)")
 
 
 # --- Authorization ids (Kafka's ScramSaslServerTest) ------------------------------------------
@@ -386,7 +386,7 @@ def test_malformed_channel_binding_is_malformed(channel):
     server = server_for()
     client = KafkaStyleClient("SCRAM-SHA-256", "alice", PASSWORDS["alice"])
     final = client.final(server.evaluate_response(client.first()), channel=channel)
-    refused(server, final, reason=f"Invalid SCRAM client final message format: {final.decode()}")
+    refused(server, final, reason=f"Invalid SCRAM client final message format ({len(final)} bytes)")
 
 
 @pytest.mark.parametrize("proof", [b"", b"short", bytes(64)])
@@ -404,7 +404,7 @@ def test_malformed_proof_is_malformed():
     server = server_for()
     server.evaluate_response(b"n,,n=alice,r=abc")
     message = f"c=biws,r=abc{RFC_SERVER_NONCE},p=123".encode()
-    refused(server, message, reason=f"Invalid SCRAM client final message format: {message.decode()}")
+    refused(server, message, reason=f"Invalid SCRAM client final message format ({len(message)} bytes)")
 
 
 def test_too_few_iterations_are_refused():
@@ -442,7 +442,7 @@ def test_too_few_iterations_are_refused():
 )
 def test_malformed_client_first_messages(message):
     server = server_for()
-    refused(server, message.encode(), reason=f"Invalid SCRAM client first message format: {message}")
+    refused(server, message.encode(), reason=f"Invalid SCRAM client first message format ({len(message.encode())} bytes)")
 
 
 @pytest.mark.parametrize(
@@ -633,13 +633,13 @@ def test_unsupported_mechanisms_are_value_errors(mechanism):
 
 def test_client_final_message_first_is_a_malformed_client_first_message():
     message = RFC_FINALS["SCRAM-SHA-256"][0].encode()
-    refused(server_for(), message, reason=f"Invalid SCRAM client first message format: {message.decode()}")
+    refused(server_for(), message, reason=f"Invalid SCRAM client first message format ({len(message)} bytes)")
 
 
 def test_client_first_message_twice_is_a_malformed_client_final_message():
     server = server_for()
     server.evaluate_response(RFC_CLIENT_FIRST)
-    refused(server, RFC_CLIENT_FIRST, reason=f"Invalid SCRAM client final message format: {RFC_CLIENT_FIRST.decode()}")
+    refused(server, RFC_CLIENT_FIRST, reason=f"Invalid SCRAM client final message format ({len(RFC_CLIENT_FIRST)} bytes)")
 
 
 def test_message_after_completion_is_an_illegal_state_and_fails_the_exchange():

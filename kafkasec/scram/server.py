@@ -10,9 +10,11 @@ SaslAuthenticate request and sends back what it returns::
 
 A refused exchange raises :class:`SaslAuthenticationError` (SASL_AUTHENTICATION_FAILED, 58)
 and the server is FAILED for good. Its ``message`` is what Kafka's broker tells the client: for
-a malformed message, an unknown user or a wrong proof that is the same generic sentence, so
-that a client cannot probe which users exist; the detail (Kafka's SaslException message) is in
-``reason``, for the broker's log only. A call that makes no sense in the current state raises
+a malformed message, an unknown user or a wrong proof that is the same generic sentence; the
+detail (Kafka's SaslException message) is in ``reason``, for the broker's log only, and never
+holds a proof or any other secret. The same sentence does not hide which users exist: as on
+Kafka, an unknown user is refused at the client-first message while a known one is sent a
+challenge, so a client can tell them apart. A call that makes no sense in the current state raises
 :class:`IllegalSaslStateError` (ILLEGAL_SASL_STATE, 34).
 
 Messages are parsed with the grammar of Kafka's ScramMessages, which is narrower and in places
@@ -155,8 +157,18 @@ def _java_hash_map_order(keys: Iterable[str], capacity: int) -> list[str]:
     return sorted(order, key=lambda k: hashes[k] & (capacity - 1))
 
 
-def _extensions(text: str) -> dict[str, str]:
-    """The client-first extensions as Kafka holds them, in the order it writes them back.
+def _extension_values(text: str) -> dict[str, str]:
+    """The extensions by name (a repeated name keeps its first place and its last value)."""
+    values: dict[str, str] = {}
+    for pair in text.split(","):
+        name, _, value = pair.partition("=")
+        values[name] = value
+    return values
+
+
+def _java_extension_order(values: dict[str, str]) -> dict[str, str]:
+    """The client-first extensions (``values``) as Kafka holds them, in the order it writes them
+    back.
 
     Kafka parses them into a HashMap (a repeated name keeps its first place and its last value)
     and copies that into another HashMap (SaslExtensions), sized for the entries as Java 19 and
@@ -164,11 +176,7 @@ def _extensions(text: str) -> dict[str, str]:
     image ships is 21). The AuthMessage lists them in that map's order, not as the client sent
     them: with several extensions a client that signed another order fails, as on Kafka.
     """
-    values: dict[str, str] = {}
-    for pair in text.split(","):
-        name, _, value = pair.partition("=")
-        values[name] = value
-    if len(values) == 1:  # a token login's tokenauth=true alone: no order to work out
+    if len(values) <= 1:  # a token login's tokenauth=true alone: no order to work out
         return values
     parsed = _java_hash_map_order(values, 16)
     copy_capacity = 1 << ((4 * len(values) + 2) // 3 - 1).bit_length()
@@ -364,9 +372,9 @@ class ScramServer:
         text = data.decode("utf-8", "replace")
         match = _CLIENT_FIRST.fullmatch(text)
         if match is None:
-            raise self._refuse(f"Invalid SCRAM client first message format: {text}")
+            raise self._refuse(f"Invalid SCRAM client first message format ({len(data)} bytes)")
         sasl_name_, client_nonce = match["saslname"], match["nonce"]
-        extensions = _extensions(match["extensions"][1:]) if match["extensions"] else {}
+        extensions = _extension_values(match["extensions"][1:]) if match["extensions"] else {}
         server_nonce = self._server_nonce()
         username = username_from_sasl_name(sasl_name_)
         if extensions.get(TOKEN_AUTH_CONFIG, "").lower() == "true":
@@ -391,6 +399,9 @@ class ScramServer:
                 f"Iterations {credential.iterations} is less than the minimum {MIN_ITERATIONS} for {self.mechanism.name}"
             )
         self._credential = credential
+        # Ordered as Kafka's HashMap orders them only now, for a user that exists: the ordering
+        # is the costly part of a message that may hold thousands of extensions.
+        extensions = _java_extension_order(extensions)
         self._nonce = client_nonce + server_nonce
         # Kafka writes the bare message back from what it parsed: a reserved m= attribute is
         # dropped and the extensions come in its HashMap's order.
@@ -423,7 +434,8 @@ class ScramServer:
         match = _CLIENT_FINAL_WITHOUT_PROOF.fullmatch(without_proof)
         proof_match = _PROOF.fullmatch(proof_field)
         if match is None or proof_match is None:
-            raise self._refuse(f"Invalid SCRAM client final message format: {text}")
+            # Never the text: it holds the client proof, which with the stored key yields the ClientKey.
+            raise self._refuse(f"Invalid SCRAM client final message format ({len(data)} bytes)")
         # Kafka only asks that the nonce end with the one it sent; the channel binding is not
         # compared with the gs2 header either. Both are signed by the proof, as sent.
         if not match["nonce"].endswith(self._nonce):

@@ -106,15 +106,15 @@ class ClusterRequests:
         if all_topics:
             names = sorted(self.catalogue.topics)
         else:
-            names = []
+            wanted: dict[str, None] = {}  # request order, each name once, in linear time
             for entry in requested:
                 topic_id = getattr(entry, "topic_id", None) or _ZERO_UUID
                 if entry.name is None or topic_id != _ZERO_UUID:
                     # Kafka reads topic ids from v12 on but answers none of them in KRaft's
                     # Metadata (clients use DescribeTopicPartitions); v10-v11 forbid them.
                     raise InvalidRequestError(f"Topic IDs are not supported in Metadata requests (v{version})")
-                if entry.name not in names:
-                    names.append(entry.name)
+                wanted[entry.name] = None
+            names = list(wanted)
         # Refusals of named topics are audited; of an all-topics listing, not (Kafka's logIfDenied).
         describe = [
             Action(AclOperation.DESCRIBE, ResourcePattern(ResourceType.TOPIC, name), 1, True, not all_topics)

@@ -1,0 +1,76 @@
+"""Regressions of attacks on the endpoint and its SASL server (issue "hostile clients"): each
+finding as its own test."""
+
+import logging
+
+import pytest
+
+from kafkasec import wire
+from kafkasec.errors import SaslAuthenticationError
+from kafkasec.scram import server as scram_server
+from kafkasec.scram.client import ScramClient
+
+from server_support import PASSWORDS, logged_in, run
+from test_scram_server import server_for
+
+
+def test_a_malformed_client_final_never_shows_its_proof():
+    server = server_for()
+    server.evaluate_response(b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO")
+    proof = "dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
+    with pytest.raises(SaslAuthenticationError) as refused:
+        server.evaluate_response(f"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p={proof},extra".encode())
+    for text in (refused.value.reason, refused.value.message, str(refused.value), repr(refused.value)):
+        assert proof not in text and "dHzbZapWIk4j" not in text
+
+
+def test_the_endpoint_logs_no_proof(endpoint, caplog):
+    caplog.set_level(logging.DEBUG)
+    client = ScramClient("SCRAM-SHA-256", "alice", PASSWORDS["alice"])
+    proof_marker = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo="
+
+    async def bad_final():
+        from kafkasec.server import KafkaConnection
+
+        connection = await KafkaConnection.open(endpoint.host, endpoint.port)
+        try:
+            await connection.request(wire.build(wire.request_schema(17, 1), mechanism="SCRAM-SHA-256"))
+            first = await connection._authenticate(client.first_message())
+            nonce = first.decode().split(",")[0][2:]
+            await connection._authenticate(f"c=biws,r={nonce},p={proof_marker},junk".encode())
+        except Exception:
+            pass
+        finally:
+            await connection.close()
+
+    run(bad_final())
+    assert "login failed" in caplog.text
+    assert proof_marker not in caplog.text and "QUJDREVGR0hJ" not in caplog.text
+
+
+def test_an_unknown_users_extensions_are_not_ordered(monkeypatch):
+    """Ordering thousands of extensions as Java's HashMap would is the costly part of a first
+    message: it waits until the user is known to exist."""
+
+    def never(*args):
+        raise AssertionError("extensions ordered before the user was found")
+
+    monkeypatch.setattr(scram_server, "_java_hash_map_order", never)
+    extensions = ",".join(f"e{number}=v" for number in range(20_000))
+    with pytest.raises(SaslAuthenticationError, match="invalid credentials"):
+        server_for().evaluate_response(f"n,,n=nobody,r=abc,{extensions}".encode())
+
+
+def test_metadata_for_many_repeated_names_is_linear(endpoint):
+    """15,000 names (each twice) once stalled every connection for seconds (a list scan per name)."""
+    topic_type = wire.item_type(wire.request_schema(3, 12), "topics")
+    names = [f"t{number % 15_000}" for number in range(30_000)] + ["orders"]
+    request = wire.build(wire.request_schema(3, 12), topics=tuple(wire.build(topic_type, name=n) for n in names))
+
+    async def ask():
+        async with await logged_in(endpoint) as connection:
+            return await connection.request(request)
+
+    answered = run(ask())
+    assert [topic.name for topic in answered.topics][:3] == ["t0", "t1", "t2"]
+    assert len(answered.topics) == 15_001  # each name once, in request order
