@@ -23,9 +23,10 @@ from attrs import frozen
 from kafkasec import wire
 from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType
 from kafkasec.context import Action, AuthorizationResult, RequestContext
-from kafkasec.errors import KafkaErrorCode
+from kafkasec.errors import KafkaError, KafkaErrorCode
 from kafkasec.principal import KafkaPrincipal
 from kafkasec.tokens.admin import allow_token_requests, may_create_tokens_for
+from kafkasec.tokens.requests import requested_owner
 
 CLUSTER = ResourcePattern(ResourceType.CLUSTER, CLUSTER_NAME)
 
@@ -280,10 +281,13 @@ class TokenApi:
         return wire.build(_response_type(self.api_key, version), **values)
 
     def screen(self, security, context: RequestContext, body, version: int) -> Screening:
-        requester = context.principal
-        owner = requester
-        if self.api_key == 38 and getattr(body, "owner_principal_name", None):
-            owner = KafkaPrincipal(body.owner_principal_type, body.owner_principal_name)
+        requester = owner = context.principal
+        if self.api_key == 38:
+            try:
+                owner = requested_owner(body, requester)
+            except KafkaError as malformed:  # answered here as the controller would answer it
+                return Screening(None, self.error_response(body, version, malformed.code, malformed.message,
+                                                           owner=requester, requester=requester), _unchanged)
         people = {"owner": owner, "requester": requester} if self.api_key == 38 else {}
         if not allow_token_requests(context):
             code = KafkaErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED

@@ -1,6 +1,7 @@
 """Regressions of attacks on the endpoint and its SASL server (issue "hostile clients"): each
 finding as its own test."""
 
+import datetime
 import logging
 
 import pytest
@@ -12,6 +13,7 @@ from kafkasec.scram.client import ScramClient
 
 from server_support import PASSWORDS, logged_in, run
 from test_scram_server import server_for
+from test_server_endpoint import broker_and_controller  # noqa: F401  (a fixture)
 
 
 def test_a_malformed_client_final_never_shows_its_proof():
@@ -74,3 +76,24 @@ def test_metadata_for_many_repeated_names_is_linear(endpoint):
     answered = run(ask())
     assert [topic.name for topic in answered.topics][:3] == ["t0", "t1", "t2"]
     assert len(answered.topics) == 15_001  # each name once, in request order
+
+
+def test_a_null_owner_type_is_invalid_principal_type_on_controller_and_broker(broker_and_controller):
+    """Once UNKNOWN_SERVER_ERROR with a traceback on the controller, and no answer at all from a
+    forwarding broker (its connection task died)."""
+    _, broker, controller = broker_and_controller
+    request_type = wire.request_schema(38, 3)
+    malformed = wire.build(request_type, owner_principal_type=None, owner_principal_name="bob", renewers=(),
+                           max_lifetime=datetime.timedelta(milliseconds=-1))
+    null_renewer = wire.build(request_type, renewers=(wire.build(wire.item_type(request_type, "renewers"),
+                                                                  principal_type="", principal_name="x"),),
+                              max_lifetime=datetime.timedelta(milliseconds=-1))
+
+    async def ask(node, body):
+        async with await logged_in(node, "admin", "SCRAM-SHA-512") as connection:
+            return await connection.request(body)
+
+    for node in (controller, broker):
+        answer = run(ask(node, malformed))
+        assert int(answer.error_code) == 67 and (answer.principal_type, answer.principal_name) == ("User", "admin")
+        assert int(run(ask(node, null_renewer)).error_code) == 67

@@ -16,7 +16,7 @@ import datetime
 
 from kafkasec import wire
 from kafkasec.context import RequestContext
-from kafkasec.errors import KafkaError, KafkaErrorCode
+from kafkasec.errors import InvalidPrincipalTypeError, KafkaError, KafkaErrorCode
 from kafkasec.principal import KafkaPrincipal
 from kafkasec.tokens.model import DelegationToken
 
@@ -35,15 +35,30 @@ def _code(error: KafkaError | None):
     return wire.error_code(KafkaErrorCode.NONE if error is None else error.code)
 
 
+def _wire_principal(principal_type: str | None, name: str | None, role: str) -> KafkaPrincipal:
+    """A principal a request names; INVALID_PRINCIPAL_TYPE (67) when its type or name is null."""
+    if not principal_type or name is None:
+        raise InvalidPrincipalTypeError(f"The {role} of a delegation token needs a principal type and name")
+    return KafkaPrincipal(principal_type, name)
+
+
+def requested_owner(body, requester: KafkaPrincipal) -> KafkaPrincipal:
+    """The owner a CreateDelegationToken request asks for: the requester unless a name is given
+    (Kafka's rule); the same on a controller and on a broker that screens before forwarding."""
+    owner_name = getattr(body, "owner_principal_name", None)
+    if not owner_name:
+        return requester
+    return _wire_principal(getattr(body, "owner_principal_type", None), owner_name, "owner")
+
+
 def handle_create_delegation_token(security, context: RequestContext, body, version: int):
     """The CreateDelegationTokenResponse: the new token, or the refusal with owner and requester."""
-    requester = context.principal
-    owner_name = getattr(body, "owner_principal_name", None)
-    owner = requester if not owner_name else KafkaPrincipal(body.owner_principal_type, owner_name)
-    renewers = [KafkaPrincipal(renewer.principal_type, renewer.principal_name) for renewer in body.renewers]
+    requester = owner = context.principal
     token: DelegationToken | None = None
     error: KafkaError | None = None
     try:
+        owner = requested_owner(body, requester)
+        renewers = [_wire_principal(r.principal_type, r.principal_name, "renewer") for r in body.renewers]
         token = security.create_delegation_token(
             context, owner=owner, renewers=renewers, max_lifetime_ms=_milliseconds(body.max_lifetime)
         )
