@@ -125,3 +125,26 @@ def test_a_bad_catalogue_is_one_clear_line(files, capsys, monkeypatch):
     (files / "bad.json").write_text('{"topics": [{"name": "bad/name"}]}', encoding="utf-8")
     status, _, err = Cli(str(files / "state.db"), capsys, monkeypatch)("serve", "--catalogue", str(files / "bad.json"))
     assert status == 1 and "illegal" in err and "Traceback" not in err
+
+
+def test_serve_logs_a_refused_login_at_info(files):
+    from kafkasec.errors import SaslAuthenticationError
+    from kafkasec.server import KafkaConnection
+
+    process, listeners = start(files)
+
+    async def wrong_password(address):
+        connection = await KafkaConnection.open(address.host, address.port)
+        try:
+            await connection.login("SCRAM-SHA-256", "alice", "not-her-password")
+        finally:
+            await connection.close()
+
+    try:
+        with pytest.raises(SaslAuthenticationError):
+            run(wrong_password(Address(listeners["SASL_PLAINTEXT"])))
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(10) == 0
+    log = process.stderr.read()
+    assert "INFO kafkasec.server" in log and "login failed" in log and "not-her-password" not in log

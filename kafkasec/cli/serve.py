@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import signal
 import sys
 
@@ -62,6 +63,12 @@ def register(commands) -> None:
     )
     parser.add_argument("--controller-port", type=int, help="also run a controller in this process, on this port, and forward admin writes to it")
     parser.add_argument("--broker-user", help="the SCRAM user the broker logs in to the controller as")
+    parser.add_argument(
+        "--log-level",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        default="INFO",
+        help="what goes to stderr (default: INFO: listeners, refused logins, closed connections, the security log)",
+    )
     parser.add_argument("--broker-password-file", metavar="FILE", help="a file whose first line is that user's password")
     parser.set_defaults(run=run)
 
@@ -136,6 +143,10 @@ def run(args) -> int:
     from kafkasec.server import Catalogue
 
     _check(args)
+    # An operator sees refused logins, closed connections and the follower's state; secrets
+    # never reach these records (tests/test_hostile_clients.py).
+    logging.basicConfig(level=args.log_level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     catalogue = Catalogue.from_file(args.catalogue) if args.catalogue else Catalogue()
     serves_controller = args.controller_port is not None or args.process_roles == CONTROLLER
     overrides = {CONTROLLER_LISTENER_NAMES: CONTROLLER_LISTENER} if serves_controller else {}
