@@ -164,7 +164,7 @@ class _Frame:
 def _field_checker(field, flexible: bool, is_header: bool, tagged: bool):
     """A function(frame) that steps over one field's bytes, checking every length in it."""
     from kio.serial._introspect import (
-        EntityField, EntityTupleField, PrimitiveTupleField, classify_field, get_schema_field_type, is_optional,
+        EntityField, EntityTupleField, classify_field, get_schema_field_type, is_optional,
     )
 
     field_class = classify_field(field)

@@ -11,27 +11,15 @@ it broke is rolled back by the server and raises StateError here.
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
 from typing import Sequence
 
+from kafkasec.store import rows
 from kafkasec.store.base import DEFAULT_LOG_RETENTION_RECORDS, LogTruncatedError, StateError
-from kafkasec.store.records import (
-    AccessControlEntryRecord,
-    DelegationTokenRecord,
-    Record,
-    RecordApplyError,
-    RemoveAccessControlEntryRecord,
-    RemoveDelegationTokenRecord,
-    RemoveUserScramCredentialRecord,
-    StateSnapshot,
-    UserScramCredentialRecord,
-    decode_record,
-    encode_record,
-)
-from kafkasec.store.sqlite import DEFAULT_POLL_INTERVAL_MS, REMOVALS, snapshot_from_rows
+from kafkasec.store.records import Record, RecordApplyError, StateSnapshot, decode_record, encode_record
+from kafkasec.store.sqlite import DEFAULT_POLL_INTERVAL_MS
 
 CHANNEL = "kafkasec_state_log"
 # Any constant shared by every kafkasec writer: pg_advisory_xact_lock(key) serializes them.
@@ -68,44 +56,24 @@ def redacted(url: str) -> str:
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
 
 
-def _statement(record: Record) -> tuple[str, tuple]:
-    """The SQL that applies ``record`` to the snapshot tables, and its parameters."""
-    if isinstance(record, AccessControlEntryRecord):
-        b = record.binding
-        return (
-            "INSERT INTO kafkasec_acls VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-            (record.acl_id, int(b.pattern.resource_type), b.pattern.name, int(b.pattern.pattern_type),
-             b.entry.principal, b.entry.host, int(b.entry.operation), int(b.entry.permission_type)),
-        )
-    if isinstance(record, RemoveAccessControlEntryRecord):
-        return "DELETE FROM kafkasec_acls WHERE id = %s", (record.acl_id,)
-    if isinstance(record, UserScramCredentialRecord):
-        c = record.credential
-        return (
-            "INSERT INTO kafkasec_scram_credentials VALUES (%s, %s, %s, %s, %s, %s) "
-            "ON CONFLICT (username, mechanism) DO UPDATE SET salt = EXCLUDED.salt, "
-            "stored_key = EXCLUDED.stored_key, server_key = EXCLUDED.server_key, iterations = EXCLUDED.iterations",
-            (record.user, int(record.mechanism), c.salt, c.stored_key, c.server_key, c.iterations),
-        )
-    if isinstance(record, RemoveUserScramCredentialRecord):
-        return (
-            "DELETE FROM kafkasec_scram_credentials WHERE username = %s AND mechanism = %s",
-            (record.user, int(record.mechanism)),
-        )
-    if isinstance(record, DelegationTokenRecord):
-        info = record.info
-        return (
-            "INSERT INTO kafkasec_delegation_tokens VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
-            "ON CONFLICT (token_id) DO UPDATE SET owner = EXCLUDED.owner, token_requester = EXCLUDED.token_requester, "
-            "renewers = EXCLUDED.renewers, issue_timestamp = EXCLUDED.issue_timestamp, "
-            "expiry_timestamp = EXCLUDED.expiry_timestamp, max_timestamp = EXCLUDED.max_timestamp, key_id = EXCLUDED.key_id",
-            (info.token_id, str(info.owner), str(info.token_requester),
-             json.dumps([str(renewer) for renewer in info.renewers]), info.issue_timestamp,
-             info.expiry_timestamp, info.max_timestamp, record.key_id),
-        )
-    if isinstance(record, RemoveDelegationTokenRecord):
-        return "DELETE FROM kafkasec_delegation_tokens WHERE token_id = %s", (record.token_id,)
-    raise TypeError(f"not a security log record: {record!r}")
+_STATEMENTS = {
+    rows.INSERT_ACL: "INSERT INTO kafkasec_acls VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+    rows.DELETE_ACL: "DELETE FROM kafkasec_acls WHERE id = %s",
+    rows.UPSERT_CREDENTIAL: (
+        "INSERT INTO kafkasec_scram_credentials VALUES (%s, %s, %s, %s, %s, %s) "
+        "ON CONFLICT (username, mechanism) DO UPDATE SET salt = EXCLUDED.salt, "
+        "stored_key = EXCLUDED.stored_key, server_key = EXCLUDED.server_key, iterations = EXCLUDED.iterations"
+    ),
+    rows.DELETE_CREDENTIAL: "DELETE FROM kafkasec_scram_credentials WHERE username = %s AND mechanism = %s",
+    rows.UPSERT_TOKEN: (
+        "INSERT INTO kafkasec_delegation_tokens VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+        "ON CONFLICT (token_id) DO UPDATE SET owner = EXCLUDED.owner, token_requester = EXCLUDED.token_requester, "
+        "renewers = EXCLUDED.renewers, issue_timestamp = EXCLUDED.issue_timestamp, "
+        "expiry_timestamp = EXCLUDED.expiry_timestamp, max_timestamp = EXCLUDED.max_timestamp, key_id = EXCLUDED.key_id"
+    ),
+    rows.DELETE_TOKEN: "DELETE FROM kafkasec_delegation_tokens WHERE token_id = %s",
+}
+"""The SQL of each snapshot-table statement of :mod:`kafkasec.store.rows`."""
 
 
 class PostgresStateStore:
@@ -218,7 +186,7 @@ class PostgresStateStore:
             )
 
         latest, acls, credentials, tokens = self._read(work)
-        return snapshot_from_rows(self.location, latest, acls, credentials, tokens)
+        return rows.snapshot_from_rows(self.location, latest, acls, credentials, tokens)
 
     def wait_for_change(self, timeout_s: float) -> None:
         """Until a NOTIFY or ``timeout_s``; while the server is down, sleeps out the timeout."""
@@ -283,13 +251,13 @@ class _PostgresTransaction:
         offset = latest
         for record in records:
             offset += 1
-            statement, parameters = _statement(record)
+            statement, parameters = rows.snapshot_row(record)
             try:
                 with connection.transaction():  # a savepoint: a refused record names itself
-                    cursor = connection.execute(statement, parameters)
+                    cursor = connection.execute(_STATEMENTS[statement], parameters)
             except psycopg.errors.IntegrityError as error:
                 raise RecordApplyError(offset, f"{record!r} contradicts the state: {error}") from None
-            if isinstance(record, REMOVALS) and cursor.rowcount != 1:
+            if statement in rows.REMOVALS and cursor.rowcount != 1:
                 raise RecordApplyError(offset, f"{record!r} removes nothing")
             connection.execute("INSERT INTO kafkasec_log VALUES (%s, %s, %s, %s)", (offset, *encode_record(record)))
         retention = self._store.log_retention_records

@@ -13,30 +13,15 @@ The file holds SCRAM keys and token information: it is created readable by its o
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
 import time
 from typing import Sequence
 
-from kafkasec.acl import AclBinding
-from kafkasec.scram.credentials import ScramCredential
+from kafkasec.store import rows
 from kafkasec.store.base import DEFAULT_LOG_RETENTION_RECORDS, LogTruncatedError, StateError
-from kafkasec.store.records import (
-    AccessControlEntryRecord,
-    DelegationTokenRecord,
-    Record,
-    RecordApplyError,
-    RemoveAccessControlEntryRecord,
-    RemoveDelegationTokenRecord,
-    RemoveUserScramCredentialRecord,
-    StateSnapshot,
-    UserScramCredentialRecord,
-    decode_record,
-    encode_record,
-)
-from kafkasec.tokens.model import TokenInformation
+from kafkasec.store.records import Record, RecordApplyError, StateSnapshot, decode_record, encode_record
 
 BUSY_TIMEOUT_MS = 10_000
 """How long a write waits for another process's write lock before it fails with a StateError."""
@@ -221,7 +206,7 @@ class SqliteStateStore:
                     self._reader.execute("COMMIT")
         except sqlite3.Error as error:
             raise StateError(f"the state file {self.path!r} could not be read: {error}") from error
-        return snapshot_from_rows(self.path, latest, acl_rows, credential_rows, token_rows)
+        return rows.snapshot_from_rows(self.path, latest, acl_rows, credential_rows, token_rows)
 
     def wait_for_change(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
@@ -248,69 +233,26 @@ class SqliteStateStore:
             self._reader.close()
 
 
-def snapshot_from_rows(location: str, offset: int, acl_rows, credential_rows, token_rows) -> StateSnapshot:
-    """A StateSnapshot from the rows of the three snapshot tables (shared by the SQL stores);
-    StateError naming the row that does not read."""
-    acls, credentials, tokens = {}, {}, {}
-    for acl_id, *fields in acl_rows:
-        try:
-            acls[acl_id] = AclBinding.of(*fields)
-        except (ValueError, TypeError) as error:
-            raise StateError(f"ACL {acl_id!r} in {location!r} cannot be read: {error}") from error
-    for user, mechanism, *fields in credential_rows:
-        try:
-            record = UserScramCredentialRecord(user, mechanism, ScramCredential(*(bytes(f) for f in fields[:3]), fields[3]))
-        except (ValueError, TypeError) as error:
-            raise StateError(f"the SCRAM credential of {user!r} in {location!r} cannot be read: {error}") from error
-        credentials[(record.user, record.mechanism)] = record.credential
-    for token_id, owner, requester, renewers, issued, expiry, maximum, token_key_id in token_rows:
-        try:
-            info = TokenInformation(token_id, owner, requester, json.loads(renewers), issued, expiry, maximum)
-        except (ValueError, TypeError) as error:
-            raise StateError(f"delegation token {token_id!r} in {location!r} cannot be read: {error}") from error
-        tokens[token_id] = (info, token_key_id)
-    return StateSnapshot(offset, acls, credentials, tokens)
+_STATEMENTS = {
+    rows.INSERT_ACL: "INSERT INTO acls VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    rows.DELETE_ACL: "DELETE FROM acls WHERE id = ?",
+    rows.UPSERT_CREDENTIAL: (
+        "INSERT INTO scram_credentials VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (user, mechanism) DO UPDATE SET "
+        "salt = excluded.salt, stored_key = excluded.stored_key, server_key = excluded.server_key, "
+        "iterations = excluded.iterations"
+    ),
+    rows.DELETE_CREDENTIAL: "DELETE FROM scram_credentials WHERE user = ? AND mechanism = ?",
+    rows.UPSERT_TOKEN: (
+        "INSERT INTO delegation_tokens VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (token_id) DO UPDATE SET "
+        "owner = excluded.owner, token_requester = excluded.token_requester, renewers = excluded.renewers, "
+        "issue_timestamp = excluded.issue_timestamp, expiry_timestamp = excluded.expiry_timestamp, "
+        "max_timestamp = excluded.max_timestamp, key_id = excluded.key_id"
+    ),
+    rows.DELETE_TOKEN: "DELETE FROM delegation_tokens WHERE token_id = ?",
+}
+"""The SQL of each snapshot-table statement of :mod:`kafkasec.store.rows`."""
 
 
-def snapshot_changes(record: Record) -> tuple[str, tuple]:
-    """The SQL statement (with ``?`` placeholders) and parameters that apply ``record`` to the
-    snapshot tables, and whether it must change a row (a removal of nothing is an error)."""
-    if isinstance(record, AccessControlEntryRecord):
-        b = record.binding
-        return (
-            "INSERT INTO acls VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (record.acl_id, int(b.pattern.resource_type), b.pattern.name, int(b.pattern.pattern_type),
-             b.entry.principal, b.entry.host, int(b.entry.operation), int(b.entry.permission_type)),
-        )
-    if isinstance(record, RemoveAccessControlEntryRecord):
-        return "DELETE FROM acls WHERE id = ?", (record.acl_id,)
-    if isinstance(record, UserScramCredentialRecord):
-        c = record.credential
-        return (
-            "INSERT INTO scram_credentials VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (user, mechanism) DO UPDATE SET "
-            "salt = excluded.salt, stored_key = excluded.stored_key, server_key = excluded.server_key, "
-            "iterations = excluded.iterations",
-            (record.user, int(record.mechanism), c.salt, c.stored_key, c.server_key, c.iterations),
-        )
-    if isinstance(record, RemoveUserScramCredentialRecord):
-        return "DELETE FROM scram_credentials WHERE user = ? AND mechanism = ?", (record.user, int(record.mechanism))
-    if isinstance(record, DelegationTokenRecord):
-        info = record.info
-        return (
-            "INSERT INTO delegation_tokens VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (token_id) DO UPDATE SET "
-            "owner = excluded.owner, token_requester = excluded.token_requester, renewers = excluded.renewers, "
-            "issue_timestamp = excluded.issue_timestamp, expiry_timestamp = excluded.expiry_timestamp, "
-            "max_timestamp = excluded.max_timestamp, key_id = excluded.key_id",
-            (info.token_id, str(info.owner), str(info.token_requester),
-             json.dumps([str(renewer) for renewer in info.renewers]), info.issue_timestamp,
-             info.expiry_timestamp, info.max_timestamp, record.key_id),
-        )
-    if isinstance(record, RemoveDelegationTokenRecord):
-        return "DELETE FROM delegation_tokens WHERE token_id = ?", (record.token_id,)
-    raise TypeError(f"not a security log record: {record!r}")
-
-
-REMOVALS = (RemoveAccessControlEntryRecord, RemoveUserScramCredentialRecord, RemoveDelegationTokenRecord)
 
 
 class _SqliteTransaction:
@@ -340,9 +282,9 @@ class _SqliteTransaction:
         try:
             for record in records:
                 offset += 1
-                statement, parameters = snapshot_changes(record)
-                cursor.execute(statement, parameters)
-                if isinstance(record, REMOVALS) and cursor.rowcount != 1:
+                statement, parameters = rows.snapshot_row(record)
+                cursor.execute(_STATEMENTS[statement], parameters)
+                if statement in rows.REMOVALS and cursor.rowcount != 1:
                     raise RecordApplyError(offset, f"{record!r} removes nothing")
                 cursor.execute("INSERT INTO log VALUES (?, ?, ?, ?)", (offset, *encode_record(record)))
         except sqlite3.IntegrityError as error:
@@ -368,4 +310,4 @@ class _SqliteTransaction:
             raise StateError(f"the state file {store.path!r} could not be written: {exc}") from exc
 
 
-__all__ = ["SqliteStateStore", "StateError", "snapshot_changes", "snapshot_from_rows"]
+__all__ = ["SqliteStateStore", "StateError"]
