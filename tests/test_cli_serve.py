@@ -92,9 +92,10 @@ def test_serve_listens_serves_and_stops(files):
         assert [str(binding.entry.principal) for binding in security.acls()] == ["User:alice"]
 
 
-def test_serve_with_a_controller_forwards_admin_writes(files):
+@pytest.mark.parametrize("mechanism", [[], ["--broker-mechanism", "SCRAM-SHA-256"]])
+def test_serve_with_a_controller_forwards_admin_writes(files, mechanism):
     process, listeners = start(files, "--controller-port", "0", "--broker-user", "broker", "--broker-password-file",
-                               str(files / "broker.pw"))
+                               str(files / "broker.pw"), *mechanism)
     try:
         assert list(listeners) == ["CONTROLLER", "SASL_PLAINTEXT"]
         assert run(topics_and_acl_change(Address(listeners["SASL_PLAINTEXT"]))) == (["audit", "orders"], 0)

@@ -97,3 +97,28 @@ def test_a_null_owner_type_is_invalid_principal_type_on_controller_and_broker(br
         answer = run(ask(node, malformed))
         assert int(answer.error_code) == 67 and (answer.principal_type, answer.principal_name) == ("User", "admin")
         assert int(run(ask(node, null_renewer)).error_code) == 67
+
+
+def test_a_refused_controller_login_is_logged_not_silent(tmp_path, caplog):
+    """A broker user without a credential for the link's mechanism once made every forwarded
+    write wait and time out with nothing in the log."""
+    from server_support import add_users, open_security, serving
+    from test_server_endpoint import create_acl_request
+
+    from kafkasec.server import ControllerLink
+
+    caplog.set_level(logging.WARNING, logger="kafkasec.server.controller_link")
+    with open_security(tmp_path / "c.db", **{"controller.listener.names": "CONTROLLER"}) as security:
+        add_users(security, {"admin": PASSWORDS["admin"]})  # no broker user at all
+        with serving(security, listener_name="CONTROLLER", node_id=3000) as controller:
+            link = ControllerLink(controller.host, controller.port, mechanism="SCRAM-SHA-256", username="broker",
+                                  password="broker-secret", retry_backoff_ms=20, request_timeout_ms=300)
+            with serving(security, controller=link, node_id=1) as broker:
+
+                async def forwarded():
+                    async with await logged_in(broker, "admin") as connection:
+                        return await connection.request(create_acl_request())
+
+                assert int(run(forwarded()).results[0].error_code) == 7  # REQUEST_TIMED_OUT
+    assert "cannot reach or log in to the controller" in caplog.text and "'broker' with SCRAM-SHA-256" in caplog.text
+    assert "broker-secret" not in caplog.text

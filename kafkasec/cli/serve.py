@@ -64,6 +64,12 @@ def register(commands) -> None:
     parser.add_argument("--controller-port", type=int, help="also run a controller in this process, on this port, and forward admin writes to it")
     parser.add_argument("--broker-user", help="the SCRAM user the broker logs in to the controller as")
     parser.add_argument(
+        "--broker-mechanism",
+        choices=("SCRAM-SHA-256", "SCRAM-SHA-512"),
+        default="SCRAM-SHA-512",
+        help="the SCRAM mechanism of that login (default: SCRAM-SHA-512; the user needs a credential for it)",
+    )
+    parser.add_argument(
         "--log-level",
         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
         default="INFO",
@@ -124,11 +130,12 @@ async def _serve(args, security, catalogue) -> None:
                 # The controller first: the broker's link needs its port, which may be a free one.
                 controller = await start(Endpoint(security, catalogue, host=args.host, port=args.controller_port,
                                                   listener_name=CONTROLLER_LISTENER, **node))
-                link = ControllerLink(args.host, controller.port, username=args.broker_user,
+                link = ControllerLink(args.host, controller.port, mechanism=args.broker_mechanism, username=args.broker_user,
                                       password=_password(args.broker_password_file))
             elif args.controller_bootstrap_server is not None:
                 controller_host, controller_port = _controller_address(args.controller_bootstrap_server)
-                link = ControllerLink(controller_host, controller_port, username=args.broker_user,
+                link = ControllerLink(controller_host, controller_port, mechanism=args.broker_mechanism,
+                                      username=args.broker_user,
                                       password=_password(args.broker_password_file))
             await start(Endpoint(security, catalogue, host=args.host, port=args.port,
                                  security_protocol=args.security_protocol, controller=link, **node))

@@ -10,6 +10,7 @@ the broker's own principal, which the controller must allow CLUSTER_ACTION on th
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Callable
 
 from kafkasec.errors import KafkaError
@@ -17,6 +18,8 @@ from kafkasec.forwarding import DEFAULT_TIMEOUT_MS, ForwardingExchange, Forwardi
 from kafkasec.server.client import KafkaConnection
 
 DEFAULT_RETRY_BACKOFF_MS = 100
+
+log = logging.getLogger(__name__)
 
 
 class ControllerLink:
@@ -89,8 +92,11 @@ class ControllerLink:
                 await asyncio.sleep(self.retry_backoff_ms / 1000)
             try:
                 connection = await self._open()
-            except (OSError, asyncio.TimeoutError, KafkaError):
-                # Not reachable or the login was refused: as a lost connection, retried until the deadline.
+            except (OSError, asyncio.TimeoutError, KafkaError) as error:
+                # Not reachable or the login was refused: as a lost connection, retried until the
+                # deadline; said in the log, since the client only ever sees REQUEST_TIMED_OUT.
+                log.warning("cannot reach or log in to the controller at %s:%s as %r with %s: %s; retrying",
+                            self.host, self.port, self.username, self.mechanism, error)
                 if exchange.send_envelope(now_ms=clock()) is None:
                     break
                 exchange.connection_lost(now_ms=clock())
