@@ -57,10 +57,11 @@ STATE_URL = "kafkasec.state.url"
 FAILED_AUTHENTICATION_DELAY_MS = "connection.failed.authentication.delay.ms"
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=16_384)
 def _operation_actions(resource_pattern: ResourcePattern) -> tuple[list[AclOperation], tuple[Action, ...]]:
     """The supported operations of a resource and one unaudited Action each (KIP-430). Actions
-    are immutable, and a Metadata answer asks this for every topic, every time."""
+    are immutable, and a Metadata answer asks this for every topic, every time: the cache
+    holds a large catalogue's topics (about 1 KB each) so that they are not rebuilt per answer."""
     operations = sorted(supported_operations(resource_pattern.resource_type))
     return operations, tuple(Action(op, resource_pattern, 1, False, False) for op in operations)
 
@@ -186,10 +187,17 @@ class KafkaSecurity:
     def authorized_operations(self, context: RequestContext, resource_pattern: ResourcePattern) -> frozenset[AclOperation]:
         """KIP-430, as a Kafka broker computes it: authorize each supported operation without
         audit logging (through the plugins, so a custom authorizer is honoured)."""
-        operations, actions = _operation_actions(resource_pattern)
-        return frozenset(
-            op for op, result in zip(operations, self.authorize(context, actions)) if result is AuthorizationResult.ALLOWED
-        )
+        return self.authorized_operations_many(context, [resource_pattern])[0]
+
+    def authorized_operations_many(
+        self, context: RequestContext, resource_patterns: Sequence[ResourcePattern]
+    ) -> list[frozenset[AclOperation]]:
+        """:meth:`authorized_operations` of each pattern, asked of the authorizer in one batch
+        (a Metadata answer with operations asks it for every topic)."""
+        asked = [_operation_actions(pattern) for pattern in resource_patterns]
+        results = iter(self.authorize(context, [action for _, actions in asked for action in actions]))
+        allowed = AuthorizationResult.ALLOWED
+        return [frozenset(op for op in operations if next(results) is allowed) for operations, _ in asked]
 
     def authorize_by_resource_type(self, context: RequestContext, operation, resource_type) -> AuthorizationResult:
         """Kafka's ``authorizeByResourceType``, answered from the ACL index."""

@@ -29,6 +29,7 @@ try:
     from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeaderV0
     from kio.schema.response_header.v1.header import ResponseHeader as ResponseHeaderV1
     from kio.serial import entity_reader, entity_writer
+    from kio.serial.writers import write_compact_array_length, write_legacy_array_length
 except ImportError as error:  # pragma: no cover - depends on how kafkasec was installed
     raise ImportError(
         "kafkasec.wire needs the 'wire' extra: pip install 'kafkasec[wire]'"
@@ -347,8 +348,45 @@ def decode_response(data: bytes, api_key: int, version: int):
     return int(header.correlation_id), body
 
 
+@dataclasses.dataclass(frozen=True)
+class EncodedBody:
+    """A body already in bytes, of kio class ``schema``: what a handler returns when it
+    assembles its answer from pieces it encoded before (see :func:`encode_with_items`)."""
+
+    schema: type
+    data: bytes
+
+
+def encode_with_items(entity, field_name: str, items: typing.Sequence[bytes]) -> EncodedBody:
+    """``entity`` encoded with its array ``field_name`` made of ``items``, each item already
+    encoded with :func:`encode`.
+
+    For answers that repeat the same items request after request (Metadata's topics, each with
+    its partitions): the caller encodes an item once and keeps the bytes. The array's place is
+    found by encoding ``entity`` with that array empty and with one item: the two encodings
+    agree up to the array's length and after the item.
+    """
+    entity_type = type(entity)
+    one_item = build(item_type(entity_type, field_name))
+    empty = encode(dataclasses.replace(entity, **{field_name: ()}))
+    with_one = encode(dataclasses.replace(entity, **{field_name: (one_item,)}))
+    differs_at = next(index for index, (a, b) in enumerate(zip(empty, with_one)) if a != b)
+    flexible = entity_type.__flexible__
+    # The length is a compact varint of n + 1 (1 byte for 0 and 1) or an int32 of n; the last
+    # byte of it is where the two encodings first differ.
+    length_end = differs_at + 1
+    head = empty[: length_end - (1 if flexible else 4)]
+    tail = empty[length_end:]
+    length = io.BytesIO()
+    (write_compact_array_length if flexible else write_legacy_array_length)(length, len(items))
+    return EncodedBody(entity_type, b"".join((head, length.getvalue(), *items, tail)))
+
+
 def encode_response(body, *, correlation_id: int) -> bytes:
-    """A response frame for ``body``, with the header version its API and version use."""
+    """A response frame for ``body`` (a kio entity or an :class:`EncodedBody`), with the header
+    version its API and version use."""
+    if isinstance(body, EncodedBody):
+        return encode(_response_header_type(body.schema)(correlation_id=correlation_id)) + body.data
     header = _response_header_type(type(body))(correlation_id=correlation_id)
     return encode(header) + encode(body)
 

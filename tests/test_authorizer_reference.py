@@ -17,6 +17,7 @@ from kafkasec import (
     AclPermissionType,
     Action,
     AuthorizationResult,
+    KafkaSecurity,
     PatternType,
     ResourcePattern,
     ResourceType,
@@ -107,6 +108,23 @@ def test_authorized_operations_matches_reference(acls_asked, config):
         expected = ref.authorized_operations(acls, super_users, allow_everyone, principal, host, resource_type, name)
         got = authorizer.authorized_operations(context_for(principal, host), ResourcePattern(resource_type, name))
         assert got == expected
+
+
+@reference_settings
+@given(acls_and_questions(), configs)
+def test_authorized_operations_of_many_resources_in_one_batch_match_reference(acls_asked, config):
+    # Through the facade, as a Metadata answer asks it: every resource of one caller at once.
+    acls, asked = acls_asked
+    super_users, allow_everyone = config
+    with KafkaSecurity(super_users=super_users, allow_everyone_if_no_acl_found=allow_everyone) as security:
+        security.create_acls(acls)
+        for principal, host, _op, _resource_type, _name in asked:
+            patterns = [ResourcePattern(resource_type, name) for _, _, _, resource_type, name in asked]
+            expected = [
+                ref.authorized_operations(acls, super_users, allow_everyone, principal, host, pattern.resource_type, pattern.name)
+                for pattern in patterns
+            ]
+            assert security.authorized_operations_many(context_for(principal, host), patterns) == expected
 
 
 @reference_settings

@@ -131,3 +131,25 @@ def test_every_forwardable_api_has_schemas_in_kio(api_key):
 def test_decode_errors_name_what_could_not_be_read():
     with pytest.raises(InvalidRequestError, match="request header"):
         wire.decode_request(b"\x00\x1e")
+
+
+@given(
+    version=st.integers(0, 13),
+    names=st.lists(st.from_regex(r"[a-z]{1,20}", fullmatch=True), max_size=300),
+    partitions=st.integers(0, 3),
+    cluster_id=st.one_of(st.none(), st.text(max_size=5)),
+)
+def test_items_encoded_apart_make_the_same_bytes_as_the_whole(version, names, partitions, cluster_id):
+    # Metadata's topics array: compact (v9+) or int32-counted, before and after other fields,
+    # with counts that take one and two varint bytes.
+    response_type = wire.response_schema(3, version)
+    topic_type = wire.item_type(response_type, "topics")
+    partition_type = wire.item_type(topic_type, "partitions")
+    topics = tuple(
+        wire.build(topic_type, name=name, partitions=tuple(wire.build(partition_type, partition_index=i) for i in range(partitions)))
+        for name in names
+    )
+    whole = wire.build(response_type, cluster_id=cluster_id, controller_id=3, topics=topics, cluster_authorized_operations=7)
+    assembled = wire.encode_with_items(whole, "topics", [wire.encode(topic) for topic in topics])
+    assert assembled.data == wire.encode(whole)
+    assert wire.encode_response(assembled, correlation_id=9) == wire.encode_response(whole, correlation_id=9)

@@ -20,6 +20,8 @@ send admin requests to. What security decides follows Kafka:
 
 from __future__ import annotations
 
+import functools
+import itertools
 import uuid
 
 from attrs import field, frozen, validators
@@ -78,6 +80,10 @@ class ClusterRequests:
         self.catalogue = catalogue
         self.node = node
         self.cluster_id = cluster_id
+        # A catalogue topic's Metadata entry is the same bytes for every caller with the same
+        # operations: encoded once, a 5,000-topic answer is a join instead of 35,000 entities.
+        # Bounded, and only catalogue topics are kept, so that named strangers cannot fill it.
+        self._encoded_topic = functools.lru_cache(maxsize=max(1024, 4 * len(catalogue.topics)))(self._encode_topic)
 
     def handlers(self) -> dict:
         return {
@@ -121,34 +127,44 @@ class ClusterRequests:
             for name in names
         ]
         include_operations = version >= 8 and body_wants(body, "include_topic_authorized_operations")
-        topics = []
-        refused = []
+        allowed, refused = [], []
         for name, result in zip(names, security.authorize(context, describe)):
-            if result is not AuthorizationResult.ALLOWED:
-                refused.append(name)
-                continue
-            operations = AUTHORIZED_OPERATIONS_OMITTED
-            if include_operations:
-                operations = self._operations(security, context, ResourcePattern(ResourceType.TOPIC, name))
-            topics.append(self._topic_metadata(topic_type, name, operations))
+            (allowed if result is AuthorizationResult.ALLOWED else refused).append(name)
+        if include_operations:
+            patterns = [ResourcePattern(ResourceType.TOPIC, name) for name in allowed]
+            operations_of = map(operations_to_bitfield, security.authorized_operations_many(context, patterns))
+        else:
+            operations_of = itertools.repeat(AUTHORIZED_OPERATIONS_OMITTED)
+        topics: list[bytes] = []
+        for name, operations in zip(allowed, operations_of):
+            if name in self.catalogue.topics:
+                topics.append(self._encoded_topic(version, name, operations))
+            else:
+                topics.append(wire.encode(self._topic_metadata(topic_type, name, operations)))
         if not all_topics:
             # Named but not describable: refused without saying whether the topic exists.
             topics += [
-                _topic_error(topic_type, name, KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED, AUTHORIZED_OPERATIONS_OMITTED)
+                wire.encode(
+                    _topic_error(topic_type, name, KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED, AUTHORIZED_OPERATIONS_OMITTED)
+                )
                 for name in refused
             ]
         cluster_operations = AUTHORIZED_OPERATIONS_OMITTED
         if 8 <= version <= 10 and body_wants(body, "include_cluster_authorized_operations"):
             cluster_operations = self._cluster_operations(security, context)
-        return wire.build(
+        response = wire.build(
             response_type,
             brokers=(self._broker(wire.item_type(response_type, "brokers")),),
             cluster_id=self.cluster_id,
             controller_id=self.node.node_id,
-            topics=tuple(topics),
             cluster_authorized_operations=cluster_operations,
             **_codes(KafkaErrorCode.NONE),
         )
+        return wire.encode_with_items(response, "topics", topics)
+
+    def _encode_topic(self, version: int, name: str, operations: int) -> bytes:
+        topic_type = wire.item_type(wire.response_schema(METADATA, version), "topics")
+        return wire.encode(self._topic_metadata(topic_type, name, operations))
 
     def _broker(self, broker_type, **extra):
         # Metadata calls the id node_id, DescribeCluster broker_id; build() keeps the one there is.
