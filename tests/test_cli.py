@@ -611,16 +611,17 @@ def test_failures_are_one_line_and_exit_1(tmp_path, capsys, monkeypatch):
     assert_one_error_line(capsys.readouterr().err, "KAFKASEC_LOAD_PLUGINS names 'no-such-plugin'")
 
 
-def test_a_store_write_error_is_one_line(cli, monkeypatch, tmp_path):
-    import kafkasec.store.sqlite
-
+def test_a_store_write_error_is_one_line(cli, tmp_path):
     state = tmp_path / "locked.db"
     SqliteStateStore(state).close()
-    monkeypatch.setattr(kafkasec.store.sqlite, "BUSY_TIMEOUT_MS", 0)
+    config = tmp_path / "impatient.properties"
+    config.write_text("kafkasec.state.write.lock.timeout.ms=0\n")
     blocker = sqlite3.connect(state, isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")  # another process holds the write lock
     try:
-        status, _, err = cli("--state", str(state), "acls", "--add", "--allow-principal", "User:a", "--topic", "t")
+        status, _, err = cli(
+            "--state", str(state), "--config", str(config), "acls", "--add", "--allow-principal", "User:a", "--topic", "t"
+        )
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()

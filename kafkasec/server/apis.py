@@ -4,8 +4,9 @@ The handlers are the SDK's own wire handlers (ACLs, SCRAM credentials, delegatio
 the read APIs of :mod:`kafkasec.server.cluster_requests`. Each takes
 ``(security, context, body, version)`` and returns a response body; :meth:`ApiTable.handle`
 wraps that in a frame. A handler's KafkaError is answered as Kafka's ``handleError`` does, with
-the request's error response; an unexpected exception is UNKNOWN_SERVER_ERROR, logged, and the
-connection stays up.
+the request's error response; a state that cannot be written is REQUEST_TIMED_OUT (busy) or
+KAFKA_STORAGE_ERROR, both retriable; an unexpected exception is UNKNOWN_SERVER_ERROR, logged,
+and the connection stays up.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from kafkasec.scram import requests as scram_requests
 from kafkasec.server.api_versions import API_VERSIONS, VersionRanges, kio_versions
 from kafkasec.server.authenticator import SASL_AUTHENTICATE, SASL_HANDSHAKE
 from kafkasec.server.cluster_requests import ClusterRequests
+from kafkasec.store.base import StateError
 from kafkasec.tokens import requests as token_requests
 
 Handler = Callable[[object, RequestContext, object, int], object]
@@ -73,6 +75,11 @@ class ApiTable:
             body = self.handlers[api_key](security, context, request.body, version)
         except KafkaError as error:
             body = error_response(api_key, version, request.body, error.error_code, error.message)
+        except StateError as error:
+            # A write that found the state busy or unwritable: nothing was written, and the
+            # client is told so with a retriable code (the store's text stays in this log).
+            log.warning("API key %d v%d from %s: %s", api_key, version, context.principal, error)
+            body = error_response(api_key, version, request.body, error.error_code, None)
         except Exception:
             log.exception("handling API key %d v%d from %s failed", api_key, version, context.principal)
             code = KafkaErrorCode.UNKNOWN_SERVER_ERROR

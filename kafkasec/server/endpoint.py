@@ -2,23 +2,33 @@
 
 Everything that decides lives elsewhere and does no I/O: the login in
 :mod:`kafkasec.server.authenticator`, the APIs in :mod:`kafkasec.server.apis`, forwarding in
-:mod:`kafkasec.forwarding`. This module reads size-prefixed frames, hands them over, writes the
-answers in order, sleeps where a refused login must wait, and closes connections that break the
-rules:
+:mod:`kafkasec.forwarding`, the caps in :mod:`kafkasec.server.limits`. This module reads
+size-prefixed frames, hands them over, writes the answers in order, sleeps where a refused
+login must wait, and closes connections that break the rules:
 
+- a connection over ``max.connections`` or ``max.connections.per.ip`` (with
+  ``max.connections.per.ip.overrides``) is closed as soon as it is accepted;
 - a frame larger than the cap (``sasl.server.max.receive.size``, 512 KiB, before login;
-  ``socket.request.max.bytes``, 100 MiB, after) or with a negative size closes the connection;
+  ``socket.request.max.bytes``, 100 MiB, after) or with a negative size closes the connection,
+  and so does a large frame before login that the shared budget
+  (``kafkasec.server.unauthenticated.max.bytes``) cannot hold;
 - a connection that sends nothing, or only part of a frame, for ``connections.max.idle.ms``
   is closed;
 - an API or version the endpoint does not serve, or bytes that do not parse, close the
   connection, as on a Kafka broker (its clients re-read ApiVersions and reconnect).
 
 Each is logged on ``kafkasec.server`` with the peer's address and the reason.
+
+The event loop only moves bytes. Decoding, login steps, handlers and encoding run on a pool of
+``num.io.threads`` threads (Kafka's request handler threads), so that a state write waiting
+for a lock, a token login's PBKDF2 or a large Metadata answer stalls no other connection. A
+connection's requests are still answered one at a time, in order.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import threading
@@ -26,6 +36,7 @@ import time
 
 from kafkasec import wire
 from kafkasec.authentication import PlaintextAuthenticationContext
+from kafkasec.context import RequestContext
 from kafkasec.errors import KafkaError, KafkaErrorCode
 from kafkasec.forwarding import (
     ENVELOPE_API_KEY,
@@ -40,6 +51,7 @@ from kafkasec.server.authenticator import SASL_AUTHENTICATE, SASL_HANDSHAKE, SCR
 from kafkasec.server.catalogue import Catalogue
 from kafkasec.server.cluster_requests import ClusterRequests, Node
 from kafkasec.server.controller_link import ControllerLink
+from kafkasec.server.limits import SMALL_FRAME_BYTES, ConnectionQuotas, LimitExceeded, UnauthenticatedBytes
 
 log = logging.getLogger("kafkasec.server")
 
@@ -50,6 +62,8 @@ DEFAULT_MAX_SASL_RECEIVE_BYTES = 524_288
 IDLE_TIMEOUT_MS = "connections.max.idle.ms"
 DEFAULT_IDLE_TIMEOUT_MS = 600_000
 SASL_ENABLED_MECHANISMS = "sasl.enabled.mechanisms"
+IO_THREADS = "num.io.threads"
+DEFAULT_IO_THREADS = 8
 DEFAULT_CLUSTER_ID = "kafkasec-cluster"
 
 class ConnectionClosed(Exception):
@@ -97,10 +111,16 @@ class Endpoint:
         self.max_request_bytes = parse_count(config, MAX_REQUEST_BYTES, DEFAULT_MAX_REQUEST_BYTES, unit="bytes")
         self.max_sasl_receive_bytes = parse_count(config, MAX_SASL_RECEIVE_BYTES, DEFAULT_MAX_SASL_RECEIVE_BYTES, unit="bytes")
         self.idle_timeout_ms = parse_milliseconds(config, IDLE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS)
+        self.io_threads = parse_count(config, IO_THREADS, DEFAULT_IO_THREADS, unit="threads")
+        if self.io_threads < 1:
+            raise ValueError(f"{IO_THREADS} must be at least 1, not {self.io_threads}")
+        self.connection_quotas = ConnectionQuotas.from_config(config)
+        self.unauthenticated_bytes = UnauthenticatedBytes.from_config(config)
         mechanisms = str(config.get(SASL_ENABLED_MECHANISMS, ",".join(SCRAM_MECHANISMS)))
         self.mechanisms = tuple(part.strip() for part in mechanisms.split(",") if part.strip())
         self.accepts_envelopes = controller is None and self.listener_name in privileged_listeners(config)
         self._server: asyncio.base_events.Server | None = None
+        self._workers: concurrent.futures.ThreadPoolExecutor | None = None
         self._connections: dict[asyncio.Task, asyncio.StreamWriter] = {}
         self._apis: ApiTable | None = None
         # Checked now, so that a bad mechanism list fails at start-up, not at the first login.
@@ -124,7 +144,9 @@ class Endpoint:
     async def start(self) -> Endpoint:
         if self._server is not None:
             raise ValueError("this endpoint is already started")
-        self._server = await asyncio.start_server(self._accept, self.host, self.port)
+        # A small read buffer: what a connection holds beyond the frame it is reading is bounded.
+        self._server = await asyncio.start_server(self._accept, self.host, self.port, limit=SMALL_FRAME_BYTES)
+        self._workers = concurrent.futures.ThreadPoolExecutor(self.io_threads, thread_name_prefix=f"kafkasec-io-{self.node_id}")
         self.port = self._server.sockets[0].getsockname()[1]
         # The node clients are told about is this listener's own address (librdkafka sends admin
         # requests to controller_id), so the table is built once the port is known.
@@ -143,6 +165,8 @@ class Endpoint:
         await asyncio.gather(*self._connections, return_exceptions=True)
         await self._server.wait_closed()
         self._server = None
+        self._workers.shutdown(wait=True)
+        self._workers = None
         if self.controller is not None:
             await self.controller.close()
         log.info("stopped %s", self.bootstrap)
@@ -179,9 +203,15 @@ class Endpoint:
     # ------------------------------------------------------------------ connections
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername") or ("0.0.0.0", 0)
+        try:
+            self.connection_quotas.open(peer[0])
+        except LimitExceeded as refused:
+            log.info("refusing connection from %s:%s: %s", peer[0], peer[1], refused.args[0])
+            writer.transport.abort()
+            return
         task = asyncio.current_task()
         self._connections[task] = writer
-        peer = writer.get_extra_info("peername") or ("0.0.0.0", 0)
         try:
             await self._serve(reader, writer, peer[0])
         except ConnectionClosed as closed:
@@ -190,10 +220,18 @@ class Endpoint:
             pass  # the client went away
         finally:
             self._connections.pop(task, None)
+            self.connection_quotas.close(peer[0])
             writer.close()
 
-    async def _read_frame(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, limit: int) -> bytes:
-        """The next frame, which must arrive whole within ``connections.max.idle.ms``."""
+    async def _in_worker(self, function, *args):
+        """``function(*args)`` on a request handler thread, so that the loop stays free."""
+        return await asyncio.get_running_loop().run_in_executor(self._workers, function, *args)
+
+    async def _read_frame(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, limit: int, *, before_login: bool = False
+    ) -> bytes:
+        """The next frame, which must arrive whole within ``connections.max.idle.ms``; a large
+        frame ``before_login`` must fit in the budget of bytes held for such clients."""
         # One timer per frame, not asyncio.wait_for per read: wait_for makes a task per call,
         # which was a fifth of the endpoint's time in a login.
         expired = False
@@ -208,7 +246,16 @@ class Endpoint:
             (size,) = wire.FRAME_SIZE.unpack(await reader.readexactly(wire.FRAME_SIZE.size))
             if size < 0 or size > limit:
                 raise ConnectionClosed(f"Invalid receive (size = {size} larger than {limit})" if size > 0 else f"Invalid receive (size = {size})")
-            return await reader.readexactly(size)
+            if not before_login:
+                return await reader.readexactly(size)
+            try:
+                reserved = self.unauthenticated_bytes.reserve(size)
+            except LimitExceeded as refused:
+                raise ConnectionClosed(refused.args[0]) from None
+            try:
+                return await reader.readexactly(size)
+            finally:
+                self.unauthenticated_bytes.release(reserved)
         except (asyncio.IncompleteReadError, ConnectionError):
             if expired:
                 raise ConnectionClosed(f"idle for connections.max.idle.ms ({self.idle_timeout_ms} ms)") from None
@@ -243,7 +290,8 @@ class Endpoint:
             mechanisms=self.mechanisms,
         )
         while not authenticator.is_complete:
-            reply = authenticator.receive(await self._read_frame(reader, writer, self.max_sasl_receive_bytes))
+            frame = await self._read_frame(reader, writer, self.max_sasl_receive_bytes, before_login=True)
+            reply = await self._in_worker(authenticator.receive, frame)
             if reply.delay_ms:
                 await asyncio.sleep(reply.delay_ms / 1000)
             if reply.frame is not None:
@@ -254,6 +302,15 @@ class Endpoint:
 
     async def _answer(self, principal, client_address: str, frame: bytes) -> bytes | None:
         """The response frame to an authenticated request; None closes the connection."""
+        answer = await self._in_worker(self._respond, principal, client_address, frame)
+        if isinstance(answer, RequestContext):
+            exchange = self.controller.exchange(self.security, answer, frame, now_ms=_now_ms())
+            return await self.controller.forward(exchange, clock=_now_ms)
+        return answer
+
+    def _respond(self, principal, client_address: str, frame: bytes) -> bytes | RequestContext | None:
+        """On a handler thread: the response frame, None to close the connection, or the
+        request's context when this broker forwards the request to its controller."""
         try:
             api_key, version = wire.peek_api(frame)
             if api_key == API_VERSIONS:  # at any version: an unknown one is answered, not closed
@@ -271,8 +328,7 @@ class Endpoint:
         if api_key == ENVELOPE_API_KEY:
             return self._open_envelope(context, frame)
         if self.controller is not None and api_key in self._apis.forwardable:
-            exchange = self.controller.exchange(self.security, context, frame, now_ms=_now_ms())
-            return await self.controller.forward(exchange, clock=_now_ms)
+            return context
         return self._apis.handle(self.security, context, request)
 
     def _open_envelope(self, context, frame: bytes) -> bytes | None:

@@ -12,13 +12,21 @@ import os
 from typing import Mapping
 
 from kafkasec.settings import parse_count, parse_milliseconds
-from kafkasec.store.base import DEFAULT_LOG_RETENTION_RECORDS, LogTruncatedError, StateError, StateStore
+from kafkasec.store.base import (
+    DEFAULT_LOG_RETENTION_RECORDS,
+    DEFAULT_WRITE_LOCK_TIMEOUT_MS,
+    LogTruncatedError,
+    StateBusyError,
+    StateError,
+    StateStore,
+)
 from kafkasec.store.memory import MemoryStateStore
 from kafkasec.store.sqlite import DEFAULT_POLL_INTERVAL_MS, SqliteStateStore
 
 MEMORY = ":memory:"
 POLL_INTERVAL_MS = "kafkasec.state.poll.interval.ms"
 LOG_RETENTION_RECORDS = "kafkasec.state.log.retention.records"
+WRITE_LOCK_TIMEOUT_MS = "kafkasec.state.write.lock.timeout.ms"
 _POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 _SQLITE_SCHEME = "sqlite:///"
 
@@ -29,21 +37,25 @@ def open_state_store(location: str | os.PathLike | None, config: Mapping[str, ob
 
     ``config`` may set ``kafkasec.state.poll.interval.ms`` (how often a SQLite follower looks
     for other processes' commits; PostgreSQL's followers are woken by NOTIFY and poll as a
-    fallback) and ``kafkasec.state.log.retention.records``.
+    fallback), ``kafkasec.state.log.retention.records`` and
+    ``kafkasec.state.write.lock.timeout.ms`` (how long a write waits for another writer before
+    it fails with StateBusyError, answered REQUEST_TIMED_OUT on the wire).
     """
     config = config or {}
     retention = parse_count(config, LOG_RETENTION_RECORDS, DEFAULT_LOG_RETENTION_RECORDS, unit="records")
     poll_interval_ms = parse_milliseconds(config, POLL_INTERVAL_MS, DEFAULT_POLL_INTERVAL_MS)
+    lock_timeout_ms = parse_milliseconds(config, WRITE_LOCK_TIMEOUT_MS, DEFAULT_WRITE_LOCK_TIMEOUT_MS)
+    limits = {"log_retention_records": retention, "write_lock_timeout_ms": lock_timeout_ms}
     if location is None or os.fspath(location) == MEMORY:
-        return MemoryStateStore(log_retention_records=retention)
+        return MemoryStateStore(**limits)
     location = os.fspath(location)
     if location.startswith(_POSTGRES_SCHEMES):
         from kafkasec.store.postgres import PostgresStateStore  # psycopg: the 'postgres' extra
 
-        return PostgresStateStore(location, log_retention_records=retention, poll_interval_ms=poll_interval_ms)
+        return PostgresStateStore(location, poll_interval_ms=poll_interval_ms, **limits)
     if location.startswith(_SQLITE_SCHEME):
         location = location[len(_SQLITE_SCHEME) - 1:]
-    return SqliteStateStore(location, poll_interval_ms=poll_interval_ms, log_retention_records=retention)
+    return SqliteStateStore(location, poll_interval_ms=poll_interval_ms, **limits)
 
 
 __all__ = [
@@ -51,6 +63,7 @@ __all__ = [
     "LogTruncatedError",
     "MemoryStateStore",
     "SqliteStateStore",
+    "StateBusyError",
     "StateError",
     "StateStore",
     "open_state_store",

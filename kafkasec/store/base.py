@@ -10,7 +10,9 @@ host that shares the store; followers read :meth:`StateStore.snapshot` once, the
 
 from __future__ import annotations
 
-from typing import ContextManager, Protocol, Sequence
+from typing import ClassVar, ContextManager, Protocol, Sequence
+
+from kafkasec.errors import KafkaErrorCode
 
 from kafkasec.store.records import Record, StateSnapshot
 
@@ -19,8 +21,40 @@ DEFAULT_LOG_RETENTION_RECORDS = 100_000
 effect), and a follower that was further behind reloads the snapshot."""
 
 
+DEFAULT_WRITE_LOCK_TIMEOUT_MS = 10_000
+"""How long a write waits for another writer (another process or host) to finish before it
+gives up with StateBusyError."""
+
+
 class StateError(Exception):
-    """The state cannot be used: unreadable, unreachable, from a newer kafkasec, or a bad row."""
+    """The state cannot be used: unreadable, unreachable, from a newer kafkasec, or a bad row.
+
+    A request whose write fails so is answered with ``error_code``; both codes are retriable
+    for Kafka's clients, which try again."""
+
+    error_code: ClassVar[KafkaErrorCode] = KafkaErrorCode.KAFKA_STORAGE_ERROR
+
+
+class StateBusyError(StateError):
+    """Another writer held the state's write lock for longer than the write may wait; nothing
+    was written."""
+
+    error_code: ClassVar[KafkaErrorCode] = KafkaErrorCode.REQUEST_TIMED_OUT
+
+
+def check_store_limits(*, log_retention_records: int, write_lock_timeout_ms: int) -> None:
+    """A store constructor's limits, refused with a clear ValueError when out of range."""
+    if log_retention_records < 1:
+        raise ValueError(f"log_retention_records must be >= 1, not {log_retention_records}")
+    if write_lock_timeout_ms < 0:
+        raise ValueError(f"write_lock_timeout_ms must be >= 0, not {write_lock_timeout_ms}")
+
+
+def acquire_write_lock(lock, timeout_ms: int, location: str) -> None:
+    """Take a store's in-process write lock (held by this process's other writing threads) or
+    raise StateBusyError after ``timeout_ms``."""
+    if not lock.acquire(timeout=timeout_ms / 1000):
+        raise StateBusyError(f"the state {location} is being written by another thread of this process for over {timeout_ms} ms")
 
 
 class LogTruncatedError(StateError):

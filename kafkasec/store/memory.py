@@ -9,7 +9,14 @@ from __future__ import annotations
 import threading
 from typing import Sequence
 
-from kafkasec.store.base import DEFAULT_LOG_RETENTION_RECORDS, LogTruncatedError, StateError
+from kafkasec.store.base import (
+    DEFAULT_LOG_RETENTION_RECORDS,
+    DEFAULT_WRITE_LOCK_TIMEOUT_MS,
+    LogTruncatedError,
+    StateError,
+    acquire_write_lock,
+    check_store_limits,
+)
 from kafkasec.store.records import Record, StateSnapshot, apply_to_maps, state_key
 
 
@@ -18,9 +25,14 @@ class MemoryStateStore:
 
     location = path = ":memory:"
 
-    def __init__(self, *, log_retention_records: int = DEFAULT_LOG_RETENTION_RECORDS):
-        if log_retention_records < 1:
-            raise ValueError(f"log_retention_records must be >= 1, not {log_retention_records}")
+    def __init__(
+        self,
+        *,
+        log_retention_records: int = DEFAULT_LOG_RETENTION_RECORDS,
+        write_lock_timeout_ms: int = DEFAULT_WRITE_LOCK_TIMEOUT_MS,
+    ):
+        check_store_limits(log_retention_records=log_retention_records, write_lock_timeout_ms=write_lock_timeout_ms)
+        self.write_lock_timeout_ms = write_lock_timeout_ms
         self.log_retention_records = log_retention_records
         self._write_lock = threading.Lock()
         self._changed = threading.Condition()
@@ -71,7 +83,8 @@ class _MemoryTransaction:
         self._undo: list[tuple[dict, object, object]] = []
 
     def __enter__(self) -> _MemoryTransaction:
-        self._store._write_lock.acquire()
+        store = self._store
+        acquire_write_lock(store._write_lock, store.write_lock_timeout_ms, store.location)
         return self
 
     def append(self, records: Sequence[Record]) -> int:

@@ -11,13 +11,22 @@ it broke is rolled back by the server and raises StateError here.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 import time
 from typing import Sequence
 
 from kafkasec.store import rows
-from kafkasec.store.base import DEFAULT_LOG_RETENTION_RECORDS, LogTruncatedError, StateError
+from kafkasec.store.base import (
+    DEFAULT_LOG_RETENTION_RECORDS,
+    DEFAULT_WRITE_LOCK_TIMEOUT_MS,
+    LogTruncatedError,
+    StateBusyError,
+    StateError,
+    acquire_write_lock,
+    check_store_limits,
+)
 from kafkasec.store.records import Record, RecordApplyError, StateSnapshot, decode_record, encode_record
 from kafkasec.store.sqlite import DEFAULT_POLL_INTERVAL_MS
 
@@ -85,11 +94,12 @@ class PostgresStateStore:
         *,
         log_retention_records: int = DEFAULT_LOG_RETENTION_RECORDS,
         poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS,
+        write_lock_timeout_ms: int = DEFAULT_WRITE_LOCK_TIMEOUT_MS,
     ):
         import psycopg  # the 'postgres' extra
 
-        if log_retention_records < 1:
-            raise ValueError(f"log_retention_records must be >= 1, not {log_retention_records}")
+        check_store_limits(log_retention_records=log_retention_records, write_lock_timeout_ms=write_lock_timeout_ms)
+        self.write_lock_timeout_ms = write_lock_timeout_ms
         self._psycopg = psycopg
         self._url = url
         self.location = redacted(url)
@@ -232,14 +242,24 @@ class _PostgresTransaction:
 
     def __enter__(self) -> _PostgresTransaction:
         store = self._store
-        store._write_lock.acquire()
+        acquire_write_lock(store._write_lock, store.write_lock_timeout_ms, store.location)
         try:
             self.connection = store._connection("_writer")
             self._transaction = self.connection.transaction()
             self._transaction.__enter__()
+            # Bounds the wait for another host's write; 0 would mean no bound to PostgreSQL.
+            self.connection.execute(f"SET LOCAL lock_timeout = {max(int(store.write_lock_timeout_ms), 1)}")
             self.connection.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
         except BaseException as error:
+            if self._transaction is not None:  # not left open on the connection
+                with contextlib.suppress(store._psycopg.Error):
+                    self._transaction.__exit__(type(error), error, None)
             store._write_lock.release()
+            if isinstance(error, store._psycopg.errors.LockNotAvailable):
+                raise StateBusyError(
+                    f"the PostgreSQL state {store.location} could not be written: another writer "
+                    f"held it for {store.write_lock_timeout_ms} ms"
+                ) from None
             if isinstance(error, store._psycopg.Error):
                 raise store._error("written", error) from None
             raise

@@ -20,11 +20,16 @@ import time
 from typing import Sequence
 
 from kafkasec.store import rows
-from kafkasec.store.base import DEFAULT_LOG_RETENTION_RECORDS, LogTruncatedError, StateError
+from kafkasec.store.base import (
+    DEFAULT_LOG_RETENTION_RECORDS,
+    DEFAULT_WRITE_LOCK_TIMEOUT_MS,
+    LogTruncatedError,
+    StateBusyError,
+    StateError,
+    acquire_write_lock,
+    check_store_limits,
+)
 from kafkasec.store.records import Record, RecordApplyError, StateSnapshot, decode_record, encode_record
-
-BUSY_TIMEOUT_MS = 10_000
-"""How long a write waits for another process's write lock before it fails with a StateError."""
 
 DEFAULT_POLL_INTERVAL_MS = 5
 """How often a follower looks for other processes' commits."""
@@ -107,9 +112,10 @@ class SqliteStateStore:
         *,
         poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS,
         log_retention_records: int = DEFAULT_LOG_RETENTION_RECORDS,
+        write_lock_timeout_ms: int = DEFAULT_WRITE_LOCK_TIMEOUT_MS,
     ):
-        if log_retention_records < 1:
-            raise ValueError(f"log_retention_records must be >= 1, not {log_retention_records}")
+        check_store_limits(log_retention_records=log_retention_records, write_lock_timeout_ms=write_lock_timeout_ms)
+        self.write_lock_timeout_ms = write_lock_timeout_ms
         if poll_interval_ms < 1:
             raise ValueError(f"poll_interval_ms must be >= 1, not {poll_interval_ms}")
         self.path = self.location = os.fspath(path)
@@ -131,7 +137,7 @@ class SqliteStateStore:
         connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=FULL")
-        connection.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_MS)}")
+        connection.execute(f"PRAGMA busy_timeout={int(self.write_lock_timeout_ms)}")
         return connection
 
     def _migrate(self) -> None:
@@ -264,11 +270,16 @@ class _SqliteTransaction:
 
     def __enter__(self) -> _SqliteTransaction:
         store = self._store
-        store._write_lock.acquire()
+        acquire_write_lock(store._write_lock, store.write_lock_timeout_ms, store.location)
         try:
             store._writer.execute("BEGIN IMMEDIATE")
         except BaseException as error:
             store._write_lock.release()
+            if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY:
+                raise StateBusyError(
+                    f"the state file {store.path!r} could not be written: {error} "
+                    f"(another writer held it for {store.write_lock_timeout_ms} ms)"
+                ) from error
             if isinstance(error, sqlite3.Error):
                 raise StateError(f"the state file {store.path!r} could not be written: {error}") from error
             raise
