@@ -18,9 +18,16 @@ import datetime
 import functools
 import io
 import struct
+import sys
 import typing
 import uuid
 
+# kio registers hypothesis strategies for its types when hypothesis is installed, and building
+# them makes hypothesis create ./.hypothesis/ in whatever directory a server starts in. Unless a
+# test run has imported hypothesis already, kio is imported as if it were absent.
+_HIDE_HYPOTHESIS = "hypothesis" not in sys.modules
+if _HIDE_HYPOTHESIS:
+    sys.modules["hypothesis"] = None  # makes "import hypothesis" raise ImportError
 try:
     from kio.index import KioIndexError, load_request_schema, load_response_schema
     from kio.schema.errors import ErrorCode
@@ -34,6 +41,9 @@ except ImportError as error:  # pragma: no cover - depends on how kafkasec was i
     raise ImportError(
         "kafkasec.wire needs the 'wire' extra: pip install 'kafkasec[wire]'"
     ) from error
+finally:
+    if _HIDE_HYPOTHESIS:
+        del sys.modules["hypothesis"]
 
 from kafkasec.context import RequestContext
 from kafkasec.errors import InvalidRequestError, KafkaErrorCode, UnsupportedVersionError

@@ -29,7 +29,8 @@ def files(tmp_path):
 def start(files, *extra):
     command = [sys.executable, "-m", "kafkasec.cli", "--state", str(files / "state.db"), "--config",
                str(files / "server.properties"), "serve", "--port", "0", "--catalogue", str(files / "catalogue.json"), *extra]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Run in the test's own directory, where nothing but the test's files may appear.
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=files)
     listeners = {}
     for _ in range(2 if "--controller-port" in extra else 1):
         line = process.stdout.readline()
@@ -90,6 +91,7 @@ def test_serve_listens_serves_and_stops(files):
         stop(process)
     with open_security(files / "state.db") as security:
         assert [str(binding.entry.principal) for binding in security.acls()] == ["User:alice"]
+    assert not (files / ".hypothesis").exists()  # kio's hypothesis hooks once made it
 
 
 @pytest.mark.parametrize("mechanism", [[], ["--broker-mechanism", "SCRAM-SHA-256"]])
