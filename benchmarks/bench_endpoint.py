@@ -14,7 +14,12 @@ are kafkasec's kio-based KafkaConnection on asyncio in this process. Measured:
 - the same Metadata load while 200 more connections sit open and eight more tasks keep sending
   fuzzed and oversized frames on fresh connections: the ratio to the quiet run;
 - stalled connections: 200 connections that send half a frame, and how long until the
-  endpoint has closed all of them (``connections.max.idle.ms`` is 1000 ms here).
+  endpoint has closed all of them (``connections.max.idle.ms`` is 1000 ms here);
+- hardening, on a second endpoint whose catalogue has 5,000 topics of 6 partitions: the time of
+  one all-topics Metadata answer (without and with KIP-430 operations), and the p50/p99 login
+  latency of an honest client, quiet, while six clients keep asking for that Metadata, and
+  while 1,000 hostile connections hold half-sent 512 KiB frames. With ``--rev`` the same runs
+  against that commit's ``kafkasec serve``, side by side.
 
 The clients' PBKDF2 is cached (a real client computes it once per password too), so the login
 rate is the server's, not the client's. Prints a Markdown table with ratios and the machine.
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import json
 import os
@@ -85,10 +91,21 @@ def prepare_state(directory: Path) -> tuple[Path, Path, Path]:
     return state, properties, catalogue
 
 
-def start_server(state: Path, properties: Path, catalogue: Path) -> tuple[subprocess.Popen, int]:
-    command = [sys.executable, "-m", "kafkasec.cli", "--state", str(state), "--config", str(properties),
-               "serve", "--port", "0", "--catalogue", str(catalogue)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+SERVE_FROM_TREE = IMPORT_TREE_UNDER_TEST + r"""
+sys.path.insert(0, sys.argv[1])
+from kafkasec.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def start_server(state: Path, properties: Path, catalogue: Path, tree: Path | None = None) -> tuple[subprocess.Popen, int]:
+    """``kafkasec serve`` of the working tree, or of ``tree`` (another commit's worktree)."""
+    arguments = ["--state", str(state), "--config", str(properties), "serve", "--port", "0", "--catalogue", str(catalogue)]
+    if tree is None:
+        command = [sys.executable, "-m", "kafkasec.cli", *arguments]
+    else:
+        command = [sys.executable, "-c", SERVE_FROM_TREE, str(tree), *arguments]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = process.stdout.readline()  # "kafkasec serve: SASL_PLAINTEXT listening on 127.0.0.1:PORT"
     return process, int(line.rsplit(":", 1)[1])
 
@@ -242,6 +259,133 @@ def metadata_against_revision(revision: str, seconds: float, rounds: int = 3) ->
     return best["current"], best[revision]
 
 
+BIG_TOPICS, BIG_PARTITIONS = 5000, 6
+
+
+def big_catalogue(directory: Path) -> Path:
+    catalogue = directory / "big-catalogue.json"
+    topics = [{"name": f"big-{index:05d}", "partitions": BIG_PARTITIONS} for index in range(BIG_TOPICS)]
+    catalogue.write_text(json.dumps({"topics": topics}))
+    return catalogue
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+async def metadata_seconds(port: int, operations: bool, count: int) -> list[float]:
+    """The time of each of ``count`` all-topics Metadata answers to the super user."""
+    body = wire.build(wire.request_schema(3, 12), topics=None, include_topic_authorized_operations=operations)
+    times = []
+    async with await login(port, "admin") as connection:
+        assert len((await connection.request(body)).topics) == BIG_TOPICS
+        frame = wire.encode_request(body, correlation_id=1, client_id="bench")
+        for _ in range(count):
+            started = time.perf_counter()
+            await connection.exchange(frame)  # not decoded: the client's time is not the server's
+            times.append(time.perf_counter() - started)
+    return times
+
+
+async def login_seconds(port: int, count: int) -> list[float]:
+    """The time of each of ``count`` logins of an honest client on a new connection, one after another."""
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        connection = await login(port)
+        times.append(time.perf_counter() - started)
+        await connection.close()
+    return times
+
+
+async def logins_while(port: int, count: int, load) -> list[float]:
+    """Login times while ``load(stop)`` runs; the load is stopped and awaited afterwards."""
+    stop = asyncio.Event()
+    running = asyncio.create_task(load(stop))
+    await asyncio.sleep(1.0)  # the load is under way before the first login
+    try:
+        return await login_seconds(port, count)
+    finally:
+        stop.set()
+        await running
+
+
+def big_metadata_load(port: int, clients: int = 6):
+    async def load(stop: asyncio.Event) -> None:
+        body = wire.build(wire.request_schema(3, 12), topics=None, include_topic_authorized_operations=True)
+        frame = wire.encode_request(body, correlation_id=1, client_id="bench")
+
+        async def ask_until_stopped():
+            async with await login(port, "admin") as connection:
+                while not stop.is_set():
+                    await connection.exchange(frame)
+
+        await asyncio.gather(*(ask_until_stopped() for _ in range(clients)))
+
+    return load
+
+
+def hostile_load(port: int, connections: int = 1000, frame: int = 512 * 1024):
+    async def load(stop: asyncio.Event) -> None:
+        writers = []
+        for _ in range(connections):
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                continue  # refused: the endpoint is at a cap
+            writer.write(struct.pack(">i", frame) + b"\x00" * (frame - 1))  # all but the last byte
+            writers.append(writer)
+        await stop.wait()
+        for writer in writers:
+            writer.transport.abort()
+
+    return load
+
+
+async def hardening(port: int, logins: int, metadata_requests: int) -> dict:
+    return {
+        "metadata": await metadata_seconds(port, False, metadata_requests),
+        "metadata with operations": await metadata_seconds(port, True, metadata_requests),
+        "login, quiet": await login_seconds(port, logins),
+        "login, six clients asking for all of the Metadata": await logins_while(port, logins, big_metadata_load(port)),
+        "login, 1,000 hostile connections": await logins_while(port, logins, hostile_load(port)),
+    }
+
+
+def hardening_runs(state: Path, catalogue: Path, revision: str | None, logins: int, metadata_requests: int) -> dict:
+    """The hardening measurements of the working tree, and of ``revision``'s server (Kafka's
+    default idle timeout: the hostile connections stay)."""
+    properties = state.parent / "hardening.properties"
+    properties.write_text("super.users=User:admin\n")
+    sides = {}
+    trees = [("this tree", None)]
+    with contextlib.ExitStack() as stack:
+        if revision:
+            trees.append((revision, stack.enter_context(revision_worktree(revision))))
+        for side, tree in trees:
+            server, port = start_server(state, properties, catalogue, tree)
+            try:
+                sides[side] = asyncio.run(hardening(port, logins, metadata_requests))
+            finally:
+                server.terminate()
+                server.wait(10)
+    return sides
+
+
+def print_hardening(sides: dict) -> None:
+    names = list(sides)
+    print(f"\nHardening: {BIG_TOPICS:,} topics x {BIG_PARTITIONS} partitions; times in ms (p50 / p99).\n")
+    print("| measurement | " + " | ".join(names) + (" | ratio |" if len(names) > 1 else ""))
+    print("|---|" + "---:|" * len(names) + ("---:|" if len(names) > 1 else ""))
+    for measurement in sides[names[0]]:
+        cells = [sides[name][measurement] for name in names]
+        row = " | ".join(f"{percentile(c, 0.5) * 1e3:,.1f} / {percentile(c, 0.99) * 1e3:,.1f}" for c in cells)
+        ratio = f" | {percentile(cells[1], 0.99) / percentile(cells[0], 0.99):,.1f}x faster |" if len(names) > 1 else ""
+        what = f"all-topics {measurement}" if measurement.startswith("metadata") else measurement
+        print(f"| {what} | {row}{ratio}")
+
+
 def machine() -> str:
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     return f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, load {load}"
@@ -261,13 +405,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1 s per measurement, 1 and 16 clients")
     parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--rev", help="also compare the in-process Metadata handler with this commit")
+    parser.add_argument("--rev", help="also compare the in-process Metadata handler and the hardening runs with this commit")
+    parser.add_argument("--hardening-only", action="store_true", help="only the 5,000-topic hardening runs")
     args = parser.parse_args()
     seconds = 1.0 if args.quick else args.seconds
     client_counts = (1, 16) if args.quick else (1, 16, 64)
     cache_client_pbkdf2()
+    logins, metadata_requests = (20, 5) if args.quick else (100, 20)
     with tempfile.TemporaryDirectory() as directory:
         state, properties, catalogue = prepare_state(Path(directory))
+        hardened = hardening_runs(state, big_catalogue(Path(directory)), args.rev, logins, metadata_requests)
+        if args.hardening_only:
+            print(f"Machine: {machine()}.")
+            print_hardening(hardened)
+            return
         login_baseline = in_process_logins_per_second(state, seconds)
         metadata_baseline = in_process_metadata_per_second(state, catalogue, seconds)
         server, port = start_server(state, properties, catalogue)
@@ -296,6 +447,7 @@ def main() -> None:
               f"{current / earlier:.2f}x {args.rev} |")
     print(f"\n200 stalled connections (half a size prefix each) were all closed {results['stalled']:.2f} s after the last byte "
           f"(connections.max.idle.ms = {IDLE_MS}).")
+    print_hardening(hardened)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from kafkasec.cli.options import UsageError, global_options
 from kafkasec.settings import CONTROLLER_LISTENER_NAMES
 
 CONTROLLER_LISTENER = "CONTROLLER"
+SWITCH_INTERVAL_S = 0.001
 BROKER, CONTROLLER = "broker", "controller"
 
 
@@ -158,6 +159,9 @@ def run(args) -> int:
     serves_controller = args.controller_port is not None or args.process_roles == CONTROLLER
     overrides = {CONTROLLER_LISTENER_NAMES: CONTROLLER_LISTENER} if serves_controller else {}
     with open_security(args, overrides=overrides) as security:
+        # The handler threads are CPU-bound at times (a large Metadata answer); a shorter
+        # switch interval hands the interpreter lock back to the loop and the logins sooner.
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         asyncio.run(_serve(args, security, catalogue))
     print("kafkasec serve: stopped", file=sys.stderr)
     return 0

@@ -19,10 +19,18 @@ login must wait, and closes connections that break the rules:
 
 Each is logged on ``kafkasec.server`` with the peer's address and the reason.
 
-The event loop only moves bytes. Decoding, login steps, handlers and encoding run on a pool of
-``num.io.threads`` threads (Kafka's request handler threads), so that a state write waiting
-for a lock, a token login's PBKDF2 or a large Metadata answer stalls no other connection. A
-connection's requests are still answered one at a time, in order.
+The event loop only moves bytes; everything else runs on three pools of threads, so that a
+state write waiting for a lock, a token login's PBKDF2 or a large Metadata answer stalls no
+other connection, and a login never queues behind requests:
+
+- login steps, on two threads of their own;
+- requests that write the security state (and envelopes, which carry them), on one thread:
+  writes take the store's lock one at a time anyway, as Kafka's controller applies its queue;
+- every other request, on ``num.io.threads`` threads (Kafka's request handler threads). The
+  default is the number of CPUs (at most 8), not Kafka's 8: Python threads share one
+  interpreter lock, and more CPU-bound threads than cores only make the others wait longer.
+
+A connection's requests are still answered one at a time, in order.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import os
 import threading
 import time
 
@@ -63,7 +72,8 @@ IDLE_TIMEOUT_MS = "connections.max.idle.ms"
 DEFAULT_IDLE_TIMEOUT_MS = 600_000
 SASL_ENABLED_MECHANISMS = "sasl.enabled.mechanisms"
 IO_THREADS = "num.io.threads"
-DEFAULT_IO_THREADS = 8
+DEFAULT_IO_THREADS = min(8, os.cpu_count() or 1)
+LOGIN_THREADS = 2
 DEFAULT_CLUSTER_ID = "kafkasec-cluster"
 
 class ConnectionClosed(Exception):
@@ -120,9 +130,10 @@ class Endpoint:
         self.mechanisms = tuple(part.strip() for part in mechanisms.split(",") if part.strip())
         self.accepts_envelopes = controller is None and self.listener_name in privileged_listeners(config)
         self._server: asyncio.base_events.Server | None = None
-        self._workers: concurrent.futures.ThreadPoolExecutor | None = None
+        self._pools: dict[str, concurrent.futures.ThreadPoolExecutor] = {}
         self._connections: dict[asyncio.Task, asyncio.StreamWriter] = {}
         self._apis: ApiTable | None = None
+        self._write_apis: frozenset[int] = frozenset()
         # Checked now, so that a bad mechanism list fails at start-up, not at the first login.
         Authenticator(security, "127.0.0.1", ranges={}, mechanisms=self.mechanisms)
 
@@ -146,11 +157,15 @@ class Endpoint:
             raise ValueError("this endpoint is already started")
         # A small read buffer: what a connection holds beyond the frame it is reading is bounded.
         self._server = await asyncio.start_server(self._accept, self.host, self.port, limit=SMALL_FRAME_BYTES)
-        self._workers = concurrent.futures.ThreadPoolExecutor(self.io_threads, thread_name_prefix=f"kafkasec-io-{self.node_id}")
+        self._pools = {
+            name: concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix=f"kafkasec-{name}-{self.node_id}")
+            for name, threads in (("login", LOGIN_THREADS), ("write", 1), ("io", self.io_threads))
+        }
         self.port = self._server.sockets[0].getsockname()[1]
         # The node clients are told about is this listener's own address (librdkafka sends admin
         # requests to controller_id), so the table is built once the port is known.
         self._apis = ApiTable(ClusterRequests(self.catalogue, self.node, self.cluster_id), accepts_envelopes=self.accepts_envelopes)
+        self._write_apis = self._apis.forwardable | {ENVELOPE_API_KEY}
         log.info("listening on %s (%s, node %d)", self.bootstrap, self.listener_name, self.node_id)
         return self
 
@@ -165,8 +180,9 @@ class Endpoint:
         await asyncio.gather(*self._connections, return_exceptions=True)
         await self._server.wait_closed()
         self._server = None
-        self._workers.shutdown(wait=True)
-        self._workers = None
+        for pool in self._pools.values():
+            pool.shutdown(wait=True)
+        self._pools = {}
         if self.controller is not None:
             await self.controller.close()
         log.info("stopped %s", self.bootstrap)
@@ -223,9 +239,9 @@ class Endpoint:
             self.connection_quotas.close(peer[0])
             writer.close()
 
-    async def _in_worker(self, function, *args):
-        """``function(*args)`` on a request handler thread, so that the loop stays free."""
-        return await asyncio.get_running_loop().run_in_executor(self._workers, function, *args)
+    async def _in_pool(self, pool: str, function, *args):
+        """``function(*args)`` on a thread of ``pool``, so that the loop stays free."""
+        return await asyncio.get_running_loop().run_in_executor(self._pools[pool], function, *args)
 
     async def _read_frame(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, limit: int, *, before_login: bool = False
@@ -291,7 +307,7 @@ class Endpoint:
         )
         while not authenticator.is_complete:
             frame = await self._read_frame(reader, writer, self.max_sasl_receive_bytes, before_login=True)
-            reply = await self._in_worker(authenticator.receive, frame)
+            reply = await self._in_pool("login", authenticator.receive, frame)
             if reply.delay_ms:
                 await asyncio.sleep(reply.delay_ms / 1000)
             if reply.frame is not None:
@@ -302,7 +318,9 @@ class Endpoint:
 
     async def _answer(self, principal, client_address: str, frame: bytes) -> bytes | None:
         """The response frame to an authenticated request; None closes the connection."""
-        answer = await self._in_worker(self._respond, principal, client_address, frame)
+        # The API key's two bytes pick the pool; a frame too short for them fails in _respond.
+        pool = "write" if int.from_bytes(frame[:2], "big", signed=True) in self._write_apis else "io"
+        answer = await self._in_pool(pool, self._respond, principal, client_address, frame)
         if isinstance(answer, RequestContext):
             exchange = self.controller.exchange(self.security, answer, frame, now_ms=_now_ms())
             return await self.controller.forward(exchange, clock=_now_ms)
