@@ -332,6 +332,23 @@ def test_a_token_logs_in_as_its_owner_token_authenticated(security, mechanism):
         security.create_delegation_token(context)
 
 
+def test_a_token_login_derives_nothing_the_token_was_derived_when_learnt(security, monkeypatch, tmp_path):
+    """PBKDF2 for a token's credentials runs where the token is applied (a writer's or the
+    follower's thread), as Kafka's token cache does, never in a login on an endpoint's loop;
+    a renewal keeps them, and another node on the same state derives its own when it learns."""
+    from kafkasec.scram.credentials import ScramFormatter
+
+    token = security.create_delegation_token(BOB, owner=None)
+    derive = ScramFormatter.generate_credential
+    monkeypatch.setattr(ScramFormatter, "generate_credential", lambda *args: pytest.fail("PBKDF2 in a login or a renewal"))
+    security.renew_delegation_token(BOB, token.hmac)
+    for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+        assert token_login(security, token, mechanism).token_authenticated
+    monkeypatch.setattr(ScramFormatter, "generate_credential", derive)
+    with KafkaSecurity.from_config(security.config, clock=security.delegation_tokens.clock) as other_node:
+        assert token_login(other_node, token).token_authenticated
+
+
 def test_token_login_refused_for_a_wrong_hmac_an_unknown_or_an_expired_token(security, clock):
     token = security.create_delegation_token(ALICE)
     with pytest.raises(SaslAuthenticationError):

@@ -19,18 +19,20 @@ login must wait, and closes connections that break the rules:
 
 Each is logged on ``kafkasec.server`` with the peer's address and the reason.
 
-The event loop only moves bytes; everything else runs on three pools of threads, so that a
-state write waiting for a lock, a token login's PBKDF2 or a large Metadata answer stalls no
-other connection, and a login never queues behind requests:
+The event loop does only what is cheap and bounded: framing, the login steps (HMACs over a
+few hundred bytes; a token's PBKDF2 is done when the token is learnt, not at login), and small
+requests of the APIs whose answers the request bounds (:data:`INLINE_APIS`). The rest runs on
+threads, so that a state write waiting for a lock or a large Metadata answer stalls no other
+connection:
 
-- login steps, on two threads of their own;
 - requests that write the security state (and envelopes, which carry them), on one thread:
   writes take the store's lock one at a time anyway, as Kafka's controller applies its queue;
 - every other request, on ``num.io.threads`` threads (Kafka's request handler threads). The
   default is the number of CPUs (at most 8), not Kafka's 8: Python threads share one
   interpreter lock, and more CPU-bound threads than cores only make the others wait longer.
 
-A connection's requests are still answered one at a time, in order.
+A hop to a thread costs a few hundred microseconds of wake-ups, which is why cheap requests
+stay on the loop. A connection's requests are still answered one at a time, in order.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ from kafkasec.server.api_versions import API_VERSIONS, answer_api_versions
 from kafkasec.server.apis import ApiTable
 from kafkasec.server.authenticator import SASL_AUTHENTICATE, SASL_HANDSHAKE, SCRAM_MECHANISMS, Authenticator
 from kafkasec.server.catalogue import Catalogue
-from kafkasec.server.cluster_requests import ClusterRequests, Node
+from kafkasec.server.cluster_requests import DESCRIBE_CLUSTER, DESCRIBE_GROUPS, FIND_COORDINATOR, ClusterRequests, Node
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.limits import SMALL_FRAME_BYTES, ConnectionQuotas, LimitExceeded, UnauthenticatedBytes
 
@@ -73,7 +75,9 @@ DEFAULT_IDLE_TIMEOUT_MS = 600_000
 SASL_ENABLED_MECHANISMS = "sasl.enabled.mechanisms"
 IO_THREADS = "num.io.threads"
 DEFAULT_IO_THREADS = min(8, os.cpu_count() or 1)
-LOGIN_THREADS = 2
+INLINE_APIS = frozenset({API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE, FIND_COORDINATOR, DESCRIBE_GROUPS, DESCRIBE_CLUSTER})
+"""APIs answered on the event loop when their frame is small: the work is bounded by the
+request (a few keys or groups), never by the size of the state or the catalogue."""
 DEFAULT_CLUSTER_ID = "kafkasec-cluster"
 
 class ConnectionClosed(Exception):
@@ -159,7 +163,7 @@ class Endpoint:
         self._server = await asyncio.start_server(self._accept, self.host, self.port, limit=SMALL_FRAME_BYTES)
         self._pools = {
             name: concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix=f"kafkasec-{name}-{self.node_id}")
-            for name, threads in (("login", LOGIN_THREADS), ("write", 1), ("io", self.io_threads))
+            for name, threads in (("write", 1), ("io", self.io_threads))
         }
         self.port = self._server.sockets[0].getsockname()[1]
         # The node clients are told about is this listener's own address (librdkafka sends admin
@@ -307,7 +311,7 @@ class Endpoint:
         )
         while not authenticator.is_complete:
             frame = await self._read_frame(reader, writer, self.max_sasl_receive_bytes, before_login=True)
-            reply = await self._in_pool("login", authenticator.receive, frame)
+            reply = authenticator.receive(frame)
             if reply.delay_ms:
                 await asyncio.sleep(reply.delay_ms / 1000)
             if reply.frame is not None:
@@ -318,9 +322,12 @@ class Endpoint:
 
     async def _answer(self, principal, client_address: str, frame: bytes) -> bytes | None:
         """The response frame to an authenticated request; None closes the connection."""
-        # The API key's two bytes pick the pool; a frame too short for them fails in _respond.
-        pool = "write" if int.from_bytes(frame[:2], "big", signed=True) in self._write_apis else "io"
-        answer = await self._in_pool(pool, self._respond, principal, client_address, frame)
+        # The API key's two bytes say where to answer; a frame too short for them fails in _respond.
+        api_key = int.from_bytes(frame[:2], "big", signed=True)
+        if api_key in INLINE_APIS and len(frame) <= SMALL_FRAME_BYTES:
+            answer = self._respond(principal, client_address, frame)
+        else:
+            answer = await self._in_pool("write" if api_key in self._write_apis else "io", self._respond, principal, client_address, frame)
         if isinstance(answer, RequestContext):
             exchange = self.controller.exchange(self.security, answer, frame, now_ms=_now_ms())
             return await self.controller.forward(exchange, clock=_now_ms)

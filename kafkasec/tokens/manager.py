@@ -158,7 +158,7 @@ class DelegationTokenManager:
         self._lock = threading.Lock()
         self._tokens: dict[str, tuple[DelegationToken, str]] = {}
         self._by_hmac: dict[bytes, str] = {}
-        self._scram: dict[tuple[str, ScramMechanism], ScramCredential] = {}
+        self._scram: dict[bytes, dict[ScramMechanism, ScramCredential]] = {}  # by token HMAC
         self._unverifiable: dict[str, TokenInformation] = {}
         self._next_sweep_ms = self.clock() + expiry_check_interval_ms
 
@@ -284,11 +284,9 @@ class DelegationTokenManager:
         if entry is None or entry[0].info.is_expired(self.clock()):
             return None
         token = entry[0]
-        credential = self._scram.get((token_id, mechanism))
-        if credential is None:
-            # Derived on first use, not at load: PBKDF2 for every token would slow a restart.
-            credential = ScramFormatter(mechanism).generate_credential(token.hmac_as_base64, MIN_ITERATIONS)
-            self._scram[(token_id, mechanism)] = credential
+        credential = self._scram.get(token.hmac, {}).get(mechanism)
+        if credential is None:  # removed between the two lookups
+            return None
         return token.info.owner.name, credential
 
     # ------------------------------------------------------------------ expiry sweeper
@@ -334,17 +332,19 @@ class DelegationTokenManager:
     def load_token_snapshot(self, tokens: Mapping[str, tuple[TokenInformation, str]]) -> None:
         """Feed: replace every token with ``tokens`` (id -> (TokenInformation, key_id))."""
         with self._lock:
+            derived = self._scram
             self._tokens, self._by_hmac, self._scram, self._unverifiable = {}, {}, {}, {}
             for info, token_key_id in tokens.values():
-                self._remember(info, token_key_id)
+                self._remember(info, token_key_id, derived)
 
     def apply_records(self, upserts: Iterable[DelegationTokenRecord], removed_ids: Iterable[str]) -> None:
         """Feed: forget the tokens ``removed_ids``, then take in the ``upserts``."""
         with self._lock:
+            derived: dict[bytes, dict[ScramMechanism, ScramCredential]] = {}
             for token_id in removed_ids:
-                self._forget(token_id)
+                derived.update(self._forget(token_id))
             for record in upserts:
-                self._remember(record.info, record.key_id)
+                self._remember(record.info, record.key_id, derived)
 
     def apply_in_order(self, records: Iterable[Record]) -> None:
         """The feed of a manager without a log (a :class:`LocalWriter`'s): records one by one."""
@@ -357,22 +357,33 @@ class DelegationTokenManager:
     # The feed holds the lock; readers that look up one key (a login, hmac_for) do not need it:
     # a single dict lookup never sees a half-made entry.
 
-    def _remember(self, info: TokenInformation, token_key_id: str) -> DelegationToken | None:
+    def _remember(
+        self, info: TokenInformation, token_key_id: str, derived: Mapping[bytes, dict[ScramMechanism, ScramCredential]]
+    ) -> None:
+        """Take in one token; its SCRAM credentials come from ``derived`` (the same HMAC, say a
+        renewal) or are derived now."""
         secret = self._secrets.get(token_key_id)
         if secret is None:
             # Made with a secret no longer configured: it cannot verify, but the sweeper still
             # removes it from the store once it has expired.
             self._unverifiable[info.token_id] = info
-            return None
+            return
         token = DelegationToken(info, token_hmac(info.token_id, secret))
+        # As Kafka's token cache does, the credentials (PBKDF2, 4096 iterations, per mechanism)
+        # are derived when the token is learnt, on the thread that applies the log, so that a
+        # token login never waits for them on an endpoint's event loop.
+        self._scram[token.hmac] = derived.get(token.hmac) or {
+            mechanism: ScramFormatter(mechanism).generate_credential(token.hmac_as_base64, MIN_ITERATIONS)
+            for mechanism in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512)
+        }
         self._tokens[info.token_id] = (token, token_key_id)
         self._by_hmac[token.hmac] = info.token_id
-        return token
 
-    def _forget(self, token_id: str) -> None:
+    def _forget(self, token_id: str) -> dict[bytes, dict[ScramMechanism, ScramCredential]]:
+        """Drop one token; its derived credentials, by HMAC, for a record that brings it back."""
         if self._unverifiable.pop(token_id, None) is not None:
-            return
+            return {}
         token, _ = self._tokens.pop(token_id)
         self._by_hmac.pop(token.hmac, None)
-        for mechanism in ScramMechanism:
-            self._scram.pop((token_id, mechanism), None)
+        credentials = self._scram.pop(token.hmac, None)
+        return {} if credentials is None else {token.hmac: credentials}
