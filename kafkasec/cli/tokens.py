@@ -146,7 +146,8 @@ def expire(security, args) -> int:
 def _change_expiry(security, args, verb: str, period_label: str, period: int | None, change) -> int:
     hmac = parse_hmac(args.hmac)
     period = -1 if period is None else period
-    print(f"Calling {verb} token operation with hmac :{args.hmac} , {period_label} :{period}")
+    # kafka-delegation-tokens.sh prints the HMAC here; it is the token's password, so not this.
+    print(f"Calling {verb} token operation with hmac :*** , {period_label} :{period}")
     expiry = change(_context(_acting_for_token(security, args, hmac)), hmac, period)
     print(f"Completed {verb} operation. New expiry date : {_date(expiry)}")
     return 0

@@ -96,4 +96,5 @@ def parse_hmac(text: str) -> bytes:
     try:
         return base64.b64decode(padded, validate=True)
     except ValueError:
-        raise ValueError(f"the HMAC is not base64: {text!r}") from None
+        # Not echoed: a mistyped HMAC is still most of a secret.
+        raise ValueError(f"the HMAC given ({len(text)} characters) is not base64") from None
