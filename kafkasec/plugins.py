@@ -58,19 +58,3 @@ def enable_tracing(manager: pluggy.PluginManager, write=None) -> None:
     """Write each hook call and its result (to standard error unless ``write`` is given)."""
     manager.trace.root.setwriter(write or (lambda text: sys.stderr.write(text)))
     manager.enable_tracing()
-
-
-def describe_plugins(manager: pluggy.PluginManager) -> list[dict]:
-    """Name, hooks and (for entry-point plugins) distribution of each registered plugin."""
-    distributions = {id(plugin): dist for plugin, dist in manager.list_plugin_distinfo()}
-    described = []
-    for plugin in manager.get_plugins():
-        dist = distributions.get(id(plugin))
-        described.append(
-            {
-                "name": manager.get_name(plugin),
-                "hooks": sorted(caller.name for caller in manager.get_hookcallers(plugin) or ()),
-                "distribution": None if dist is None else f"{dist.project_name} {dist.version}",
-            }
-        )
-    return described

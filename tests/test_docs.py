@@ -39,8 +39,13 @@ def test_capability_page_examples_run(page):
         exec(compile(block, f"{page} block {number}", "exec"), {})
 
 
-def test_there_are_hooks_and_readme_examples():
-    assert len(HOOKS) >= 7
+def test_the_hook_reference_names_exactly_the_hooks_a_plugin_manager_offers():
+    from kafkasec.plugins import make_plugin_manager
+
+    offered = sorted(name for name in vars(make_plugin_manager().hook) if name.startswith("kafkasec_"))
+    reference = (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8")
+    documented = sorted(re.findall(r"^## (kafkasec_\w+)", reference, flags=re.MULTILINE))
+    assert HOOKS == offered == documented
     assert python_blocks(ROOT / "README.md")
 
 

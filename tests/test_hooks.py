@@ -15,7 +15,7 @@ from kafkasec import (
     RuleKind,
     hookimpl,
 )
-from kafkasec.plugins import DEFAULT_PLUGINS, describe_plugins, make_plugin_manager
+from kafkasec.plugins import DEFAULT_PLUGINS, make_plugin_manager
 from kafkasec.store import MemoryStateStore
 
 ALLOWED, DENIED = AuthorizationResult.ALLOWED, AuthorizationResult.DENIED
@@ -226,7 +226,7 @@ def test_audit_sees_every_decision_with_its_rule():
 
 def test_builtins_are_registered_last_and_listed():
     manager = make_plugin_manager(plugins=[Teams()])
-    names = [p["name"] for p in describe_plugins(manager)]
+    names = [name for name, _ in manager.list_name_plugin()]
     assert set(DEFAULT_PLUGINS) <= set(names)
     impls = manager.hook.kafkasec_authorize.get_hookimpls()
     # pluggy calls the last-registered first; trylast keeps the built-in at the end of the line.
@@ -238,10 +238,10 @@ def test_load_plugins_allow_list(monkeypatch):
     with pytest.raises(ValueError, match="no-such-plugin"):
         make_plugin_manager()
     monkeypatch.setenv("KAFKASEC_LOAD_PLUGINS", "groupfile")
-    names = [p["name"] for p in describe_plugins(make_plugin_manager())]
+    names = [name for name, _ in make_plugin_manager().list_name_plugin()]
     assert "groupfile" in names and "audit_jsonl" not in names
     monkeypatch.setenv("KAFKASEC_LOAD_PLUGINS", "")
-    names = [p["name"] for p in describe_plugins(make_plugin_manager())]
+    names = [name for name, _ in make_plugin_manager().list_name_plugin()]
     assert "groupfile" not in names
 
 

@@ -24,7 +24,7 @@ from kafkasec import (
 )
 from kafkasec.acl_requests import HANDLERS
 from kafkasec.forwarding import EnvelopeAction, ForwardingExchange, open_envelope
-from kafkasec.plugins import describe_plugins, make_plugin_manager
+from kafkasec.plugins import make_plugin_manager
 
 ALLOWED = AuthorizationResult.ALLOWED
 DENIED = AuthorizationResult.DENIED
@@ -241,7 +241,7 @@ def test_settings_are_read_as_documented(open_security):
 
 
 def registered_names(security):
-    return [plugin["name"] for plugin in describe_plugins(security.plugin_manager)]
+    return [name for name, _ in security.plugin_manager.list_name_plugin()]
 
 
 def test_unconfigured_the_plugin_registers_nothing(open_security):

@@ -18,6 +18,7 @@ from kafkasec.scram import (
     credential_to_string,
     random_salt,
 )
+from kafkasec.scram.credentials import xor
 
 # RFC 7677 section 3, byte for byte (Kafka's ScramFormatterTest.rfc7677Example).
 RFC7677 = {
@@ -79,7 +80,7 @@ def test_rfc7677_example_proof_and_server_signature(mechanism, proof, server_sig
     assert b64(formatter.server_signature(formatter.server_key(salted), auth_message())) == server_signature
     # What the server checks: the proof gives back the client key, whose hash is the stored key.
     credential = formatter.credential(b"W22ZaJ0SNY7soEsUEjb6gQ==", salted, 4096)
-    client_key = formatter.client_key_from_proof(base64.b64decode(proof), credential.stored_key, auth_message())
+    client_key = xor(base64.b64decode(proof), formatter.client_signature(credential.stored_key, auth_message()))
     assert formatter.hash(client_key) == credential.stored_key == formatter.stored_key(formatter.client_key(salted))
 
 

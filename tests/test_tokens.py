@@ -466,15 +466,6 @@ def test_expire_tokens_removes_exactly_the_expired_ones(security, clock):
     assert [t.token_id for t in security.describe_delegation_tokens(ALICE)] == [long.token_id]
 
 
-def test_sweep_if_due_waits_for_the_check_interval(clock):
-    manager = DelegationTokenManager(SECRET, clock=clock, expiry_check_interval_ms=60_000)
-    manager.create_token("User:alice", max_lifetime_ms=10)
-    clock.now += 59_999
-    assert manager.sweep_if_due() == []
-    clock.now += 1
-    assert len(manager.sweep_if_due()) == 1
-
-
 def test_the_background_sweeper_removes_expired_tokens(tmp_path):
     config = {
         "delegation.token.secret.key": SECRET,

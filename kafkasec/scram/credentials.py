@@ -27,6 +27,12 @@ MAX_ITERATIONS = 16384
 """The highest count KRaft's ScramControlManager accepts."""
 
 
+def xor(left: bytes, right: bytes) -> bytes:
+    """Two byte strings of one length XORed: a client proof is ClientKey XOR ClientSignature,
+    and a server recovers the ClientKey the same way."""
+    return (int.from_bytes(left, "big") ^ int.from_bytes(right, "big")).to_bytes(len(left), "big")
+
+
 class ScramMechanism(KafkaEnum):
     """The SCRAM mechanisms, with Kafka's codes (as confluent-kafka's ScramMechanism)."""
 
@@ -203,13 +209,7 @@ class ScramFormatter:
 
     def client_proof(self, salted_password: bytes, auth_message: bytes) -> bytes:
         client_key = self.client_key(salted_password)
-        signature = self.client_signature(self.stored_key(client_key), auth_message)
-        return bytes(a ^ b for a, b in zip(client_key, signature))
-
-    def client_key_from_proof(self, proof: bytes, stored_key: bytes, auth_message: bytes) -> bytes:
-        """The client key a proof reveals (proof XOR ClientSignature), as the server checks it."""
-        signature = self.client_signature(stored_key, auth_message)
-        return bytes(a ^ b for a, b in zip(proof, signature))
+        return xor(client_key, self.client_signature(self.stored_key(client_key), auth_message))
 
     def credential(self, salt: bytes, salted_password: bytes, iterations: int) -> ScramCredential:
         return ScramCredential(

@@ -40,6 +40,7 @@ from kafkasec.scram.credentials import (
     ScramCredential,
     ScramFormatter,
     ScramMechanism,
+    xor,
 )
 
 DEFAULT_FAILED_AUTHENTICATION_DELAY_MS = 100
@@ -200,10 +201,6 @@ def secure_random_string() -> str:
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
-
-
-def _xor(left: bytes, right: bytes) -> bytes:
-    return (int.from_bytes(left, "big") ^ int.from_bytes(right, "big")).to_bytes(len(left), "big")
 
 
 # A formatter holds no state of its own; one per mechanism saves building it for every login,
@@ -450,7 +447,7 @@ class ScramServer:
         if len(proof) != len(signature):
             raise self._refuse("Argument arrays must be of the same length", respond=False)
         # ClientKey = proof XOR ClientSignature; the client knew it iff H(ClientKey) = StoredKey.
-        client_key = _xor(proof, signature)
+        client_key = xor(proof, signature)
         if not hmac.compare_digest(self._formatter.hash(client_key), credential.stored_key):
             raise self._refuse("Invalid client credentials")
         server_signature = self._formatter.server_signature(credential.server_key, auth_message)

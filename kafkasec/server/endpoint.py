@@ -197,13 +197,6 @@ class Endpoint:
     async def __aexit__(self, *exc_info) -> None:
         await self.stop()
 
-    async def serve_forever(self) -> None:
-        await self.start()
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await self.stop()
-
     @contextlib.contextmanager
     def running_in_thread(self):
         """Run the endpoint on an event loop in a background thread, for synchronous callers

@@ -160,7 +160,6 @@ class DelegationTokenManager:
         self._by_hmac: dict[bytes, str] = {}
         self._scram: dict[bytes, dict[ScramMechanism, ScramCredential]] = {}  # by token HMAC
         self._unverifiable: dict[str, TokenInformation] = {}
-        self._next_sweep_ms = self.clock() + expiry_check_interval_ms
 
     @classmethod
     def from_config(cls, config: Mapping[str, object], **kwargs) -> DelegationTokenManager:
@@ -298,15 +297,7 @@ class DelegationTokenManager:
             infos = [token.info for token, _ in self._tokens.values()] + list(self._unverifiable.values())
             expired = [info.token_id for info in infos if info.is_expired(now)]
             transaction.append([RemoveDelegationTokenRecord(token_id) for token_id in expired])
-            self._next_sweep_ms = now + self.expiry_check_interval_ms
         return expired
-
-    def sweep_if_due(self) -> list[str]:
-        """:meth:`expire_tokens` if ``delegation.token.expiry.check.interval.ms`` has passed since
-        the last sweep, else nothing; a broker calls this from its timer."""
-        if self.clock() < self._next_sweep_ms:
-            return []
-        return self.expire_tokens()
 
     # ------------------------------------------------------------------ internals
 
