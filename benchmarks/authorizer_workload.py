@@ -37,7 +37,7 @@ from kafkasec.acl import (
     ResourceType,
 )
 from kafkasec.context import Action, RequestContext
-from kafkasec.principal import KafkaPrincipal
+from kafkasec.principals.principal import KafkaPrincipal
 
 RESOURCE_NAME_PREFIX = "foo-bar35_resource-"
 PRINCIPAL = "User:test-user"

@@ -59,7 +59,7 @@ from kafkasec.acl import (  # noqa: E402
 )
 from kafkasec.authorizer import StandardAuthorizer  # noqa: E402
 from kafkasec.context import Action, RequestContext  # noqa: E402
-from kafkasec.principal import KafkaPrincipal  # noqa: E402
+from kafkasec.principals.principal import KafkaPrincipal  # noqa: E402
 
 MARK_START = "<!-- bench:results:start -->"
 MARK_END = "<!-- bench:results:end -->"

@@ -21,7 +21,7 @@ from kafkasec.acl import (
     operations_to_bitfield,
     supported_operations,
 )
-from kafkasec.authentication import (
+from kafkasec.principals.authentication import (
     PlaintextAuthenticationContext,
     SaslAuthenticationContext,
     SslAuthenticationContext,
@@ -53,10 +53,10 @@ from kafkasec.errors import (
     UnsupportedVersionError,
 )
 from kafkasec.hookspecs import hookimpl
-from kafkasec.kerberos_names import KerberosName, KerberosRule, KerberosShortNamer
-from kafkasec.principal import KafkaPrincipal
-from kafkasec.principal_builder import DefaultPrincipalBuilder
-from kafkasec.principal_serde import DefaultPrincipalSerde
+from kafkasec.principals.kerberos import KerberosName, KerberosRule, KerberosShortNamer
+from kafkasec.principals.principal import KafkaPrincipal
+from kafkasec.principals.builder import DefaultPrincipalBuilder
+from kafkasec.principals.serde import DefaultPrincipalSerde
 from kafkasec.scram import (
     ScramCredential,
     ScramCredentialInfo,
@@ -67,12 +67,9 @@ from kafkasec.scram import (
 )
 from kafkasec.scram.server import ScramServer, ScramServerState
 from kafkasec.security import KafkaSecurity
-from kafkasec.ssl_principal_mapper import (
-    NoMatchingRule,
-    SslPrincipalMapper,
-    SslPrincipalMappingRule,
-    x500_principal_name,
-)
+from kafkasec.principals.mapping_rules import NoMatchingRule
+from kafkasec.principals.ssl_rules import SslPrincipalMapper, SslPrincipalMappingRule
+from kafkasec.principals.x500 import x500_principal_name
 
 __version__ = "0.1.0"
 

@@ -11,7 +11,7 @@ from typing import Iterable
 from attrs import field, frozen, validators
 
 from kafkasec._enums import KafkaEnum
-from kafkasec.principal import KafkaPrincipal
+from kafkasec.principals.principal import KafkaPrincipal
 
 WILDCARD_RESOURCE = "*"
 WILDCARD_HOST = "*"

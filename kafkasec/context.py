@@ -8,7 +8,7 @@ import ipaddress
 from attrs import field, frozen, validators
 
 from kafkasec.acl import AclOperation, PatternType, ResourcePattern
-from kafkasec.principal import KafkaPrincipal
+from kafkasec.principals.principal import KafkaPrincipal
 
 
 def java_host_address(address: object) -> str:

@@ -24,7 +24,7 @@ from kafkasec import wire
 from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import KafkaError, KafkaErrorCode
-from kafkasec.principal import KafkaPrincipal
+from kafkasec.principals.principal import KafkaPrincipal
 from kafkasec.tokens.admin import allow_token_requests, may_create_tokens_for
 from kafkasec.tokens.requests import requested_owner
 

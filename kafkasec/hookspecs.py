@@ -81,7 +81,7 @@ def kafkasec_build_principal(security, context):
     """Kafka's KafkaPrincipalBuilder: the principal of a connection that has authenticated.
 
     ``context`` is a PlaintextAuthenticationContext, SslAuthenticationContext or
-    SaslAuthenticationContext (``kafkasec.authentication``). Return a KafkaPrincipal, or None
+    SaslAuthenticationContext (``kafkasec.principals.authentication``). Return a KafkaPrincipal, or None
     for "not mine"; the built-in DefaultPrincipalBuilder (Kafka's rules) answers last. As in
     Kafka, the facade marks the principal of a SCRAM delegation-token login
     ``token_authenticated`` after this hook, whichever plugin built it.

@@ -22,8 +22,8 @@ ENTRY_POINT_GROUP = "kafkasec"
 DEFAULT_PLUGINS = (
     "kafkasec.store.plugin",
     "kafkasec.authorizer.plugin",
-    "kafkasec.principal_serde",
-    "kafkasec.principal_builder",
+    "kafkasec.principals.serde",
+    "kafkasec.principals.builder",
 )
 
 

@@ -31,7 +31,7 @@ from kafkasec.authorizer.standard import (
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import KafkaError, PrincipalDeserializationError
 from kafkasec.plugins import make_plugin_manager
-from kafkasec.principal import KafkaPrincipal
+from kafkasec.principals.principal import KafkaPrincipal
 from kafkasec.scram import admin as scram_admin
 from kafkasec.scram.credentials import (
     ScramCredential,
@@ -238,7 +238,7 @@ class KafkaSecurity:
 
     def build_principal(self, context) -> KafkaPrincipal:
         """The principal of an authenticated connection (``kafkasec_build_principal``), from an
-        authentication context of ``kafkasec.authentication``.
+        authentication context of ``kafkasec.principals.authentication``.
 
         As Kafka's SaslServerAuthenticator does, a SCRAM login with a delegation token gives a
         principal marked ``token_authenticated``, whichever plugin built it.

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkasec.kerberos_names import KerberosName, KerberosRule, KerberosShortNamer, replace_parameters
-from kafkasec.ssl_principal_mapper import NoMatchingRule
+from kafkasec.principals.kerberos import KerberosName, KerberosRule, KerberosShortNamer, replace_parameters
+from kafkasec.principals.mapping_rules import NoMatchingRule
 
 
 def short(namer, name):

@@ -31,7 +31,7 @@ from kafkasec import (
     ResourceType,
     RuleKind,
 )
-from kafkasec.authentication import (
+from kafkasec.principals.authentication import (
     PlaintextAuthenticationContext,
     SaslAuthenticationContext,
     SslAuthenticationContext,

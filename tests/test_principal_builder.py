@@ -19,8 +19,8 @@ from kafkasec import (
 )
 from kafkasec.errors import KafkaErrorCode, UnknownServerError
 from kafkasec.plugins import DEFAULT_PLUGINS, make_plugin_manager
-from kafkasec.principal import ANONYMOUS
-from kafkasec.ssl_principal_mapper import NoMatchingRule
+from kafkasec.principals.principal import ANONYMOUS
+from kafkasec.principals.mapping_rules import NoMatchingRule
 from test_ssl_principal_mapper import A, self_signed
 
 DUKE = self_signed(
@@ -307,9 +307,9 @@ def test_a_plugin_answers_first_and_declines_what_is_not_its_own():
 
 
 def test_the_builder_is_a_built_in_plugin_that_answers_last():
-    assert "kafkasec.principal_builder" in DEFAULT_PLUGINS
+    assert "kafkasec.principals.builder" in DEFAULT_PLUGINS
     impls = make_plugin_manager(plugins=[Tenants()]).hook.kafkasec_build_principal.get_hookimpls()
-    assert impls[0].plugin_name == "kafkasec.principal_builder" and impls[0].trylast
+    assert impls[0].plugin_name == "kafkasec.principals.builder" and impls[0].trylast
 
 
 @given(st.text(), st.sampled_from(["PLAIN", "SCRAM-SHA-256", "OAUTHBEARER"]))

@@ -23,7 +23,7 @@ from kafkasec import (
     ResourceType,
 )
 from kafkasec.context import java_host_address
-from kafkasec.principal import ANONYMOUS, USER_TYPE
+from kafkasec.principals.principal import ANONYMOUS, USER_TYPE
 
 # --------------------------------------------------------------------------------------------
 # KafkaPrincipal

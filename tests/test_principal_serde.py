@@ -190,9 +190,9 @@ def test_bytes_equal_kios_generated_default_principal_data(principal_type, name,
 
 
 def _full_read(data):
-    from kafkasec.principal_serde import _Reader
+    from kafkasec.principals.serde import PrincipalDataReader
 
-    reader = _Reader(data)
+    reader = PrincipalDataReader(data)
     assert reader.int16() == 0
     principal = KafkaPrincipal(reader.compact_string("Type"), reader.compact_string("Name"), reader.byte("t") != 0)
     reader.skip_tagged_fields()
@@ -203,7 +203,7 @@ def _full_read(data):
 @given(st.one_of(st.binary(max_size=40), st.builds(lambda p: DefaultPrincipalSerde().serialize(p), st.builds(
     KafkaPrincipal, st.text(max_size=130), st.text(max_size=130), st.booleans()))))
 def test_the_short_form_path_agrees_with_the_full_reader(data):
-    from kafkasec.principal_serde import _read_short_form
+    from kafkasec.principals.serde import _read_short_form
 
     short = _read_short_form(data)
     if short is not None:

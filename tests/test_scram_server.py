@@ -17,7 +17,7 @@ import scramp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafkasec.authentication import SaslAuthenticationContext
+from kafkasec.principals.authentication import SaslAuthenticationContext
 from kafkasec.errors import KafkaError, KafkaErrorCode
 from kafkasec.scram import server as server_module
 from kafkasec.scram import ScramFormatter, ScramMechanism

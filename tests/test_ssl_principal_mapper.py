@@ -11,16 +11,10 @@ from cryptography.x509.oid import NameOID
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkasec.ssl_principal_mapper import (
-    NoMatchingRule,
-    SslPrincipalMapper,
-    SslPrincipalMappingRule,
-    compile_java_regex,
-    escape_literal_back_references,
-    java_find_all,
-    java_trim,
-    x500_principal_name,
-)
+from kafkasec.principals.java_regex import compile_java_regex, java_find_all, java_trim
+from kafkasec.principals.mapping_rules import NoMatchingRule
+from kafkasec.principals.ssl_rules import SslPrincipalMapper, SslPrincipalMappingRule, escape_literal_back_references
+from kafkasec.principals.x500 import x500_principal_name
 
 _KEY = ed25519.Ed25519PrivateKey.generate()
 A = x509.NameAttribute

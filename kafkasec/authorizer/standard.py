@@ -40,7 +40,7 @@ from kafkasec.authorizer.index import (
 from kafkasec.authorizer.validation import validate_filter, validate_new_acl
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import AuthorizerNotReadyError, KafkaError
-from kafkasec.principal import KafkaPrincipal
+from kafkasec.principals.principal import KafkaPrincipal
 from kafkasec.store.records import AccessControlEntryRecord, RemoveAccessControlEntryRecord
 
 ALLOWED = AuthorizationResult.ALLOWED

@@ -29,7 +29,7 @@ from kafkasec.cli.options import (
 )
 from kafkasec.cli.output import ACL_FIELDS
 from kafkasec.errors import KafkaError
-from kafkasec.principal import KafkaPrincipal
+from kafkasec.principals.principal import KafkaPrincipal
 
 FILE_FORMATS = ("csv", "json")
 

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 from kafkasec.acl import AclOperation, AclPermissionType, PatternType, ResourceType
 from kafkasec.context import java_host_address
-from kafkasec.principal import KafkaPrincipal
+from kafkasec.principals.principal import KafkaPrincipal
 
 DEFAULT_CLIENT_HOST = "127.0.0.1"
 OUTPUT_FORMATS = ("table", "json", "csv")

@@ -13,7 +13,7 @@ import sys
 from kafkasec.cli.config import open_security
 from kafkasec.cli.options import option_parents, output_format
 from kafkasec.cli.output import write_records
-from kafkasec.principal import KafkaPrincipal
+from kafkasec.principals.principal import KafkaPrincipal
 
 PRINCIPAL_FIELDS = ("principal", "principal_type", "name", "token_authenticated")
 

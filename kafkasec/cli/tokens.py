@@ -18,7 +18,7 @@ from kafkasec.cli.config import open_security
 from kafkasec.cli.options import UsageError, global_options
 from kafkasec.context import RequestContext
 from kafkasec.errors import DelegationTokenNotFoundError
-from kafkasec.principal import KafkaPrincipal
+from kafkasec.principals.principal import KafkaPrincipal
 from kafkasec.tokens.model import DelegationToken, parse_hmac
 
 ACTIONS = ("create", "renew", "expire", "describe")

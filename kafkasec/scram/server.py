@@ -33,7 +33,7 @@ import string
 from collections import Counter
 from typing import Callable, Iterable
 
-from kafkasec.authentication import SaslAuthenticationContext
+from kafkasec.principals.authentication import SaslAuthenticationContext
 from kafkasec.errors import IllegalSaslStateError, KafkaError, SaslAuthenticationError
 from kafkasec.scram.credentials import (
     MIN_ITERATIONS,

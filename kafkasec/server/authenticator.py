@@ -24,7 +24,7 @@ from attrs import frozen
 
 from kafkasec import wire
 from kafkasec.errors import KafkaError, KafkaErrorCode, SaslAuthenticationError
-from kafkasec.principal import KafkaPrincipal
+from kafkasec.principals.principal import KafkaPrincipal
 from kafkasec.server.api_versions import API_VERSIONS, VersionRanges, answer_api_versions
 
 SASL_HANDSHAKE = 17

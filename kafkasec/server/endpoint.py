@@ -46,7 +46,7 @@ import threading
 import time
 
 from kafkasec import wire
-from kafkasec.authentication import PlaintextAuthenticationContext
+from kafkasec.principals.authentication import PlaintextAuthenticationContext
 from kafkasec.context import RequestContext
 from kafkasec.errors import KafkaError, KafkaErrorCode
 from kafkasec.forwarding import (

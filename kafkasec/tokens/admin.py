@@ -25,7 +25,7 @@ from kafkasec.errors import (
     DelegationTokenAuthorizationFailedError,
     DelegationTokenRequestNotAllowedError,
 )
-from kafkasec.principal import ANONYMOUS, KafkaPrincipal
+from kafkasec.principals.principal import ANONYMOUS, KafkaPrincipal
 from kafkasec.tokens.manager import DelegationTokenManager, user_principal
 from kafkasec.tokens.model import (
     DelegationToken,

@@ -31,7 +31,7 @@ from kafkasec.errors import (
     DelegationTokenOwnerMismatchError,
     InvalidPrincipalTypeError,
 )
-from kafkasec.principal import USER_TYPE, KafkaPrincipal
+from kafkasec.principals.principal import USER_TYPE, KafkaPrincipal
 from kafkasec.scram.credentials import (
     MIN_ITERATIONS,
     ScramCredential,

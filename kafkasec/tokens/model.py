@@ -6,7 +6,7 @@ import base64
 
 from attrs import field, frozen, validators
 
-from kafkasec.principal import KafkaPrincipal
+from kafkasec.principals.principal import KafkaPrincipal
 
 
 def principal_of(value: object) -> KafkaPrincipal:

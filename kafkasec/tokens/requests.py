@@ -17,7 +17,7 @@ import datetime
 from kafkasec import wire
 from kafkasec.context import RequestContext
 from kafkasec.errors import InvalidPrincipalTypeError, KafkaError, KafkaErrorCode
-from kafkasec.principal import KafkaPrincipal
+from kafkasec.principals.principal import KafkaPrincipal
 from kafkasec.tokens.model import DelegationToken
 
 CREATE_DELEGATION_TOKEN, RENEW_DELEGATION_TOKEN, EXPIRE_DELEGATION_TOKEN, DESCRIBE_DELEGATION_TOKEN = 38, 39, 40, 41

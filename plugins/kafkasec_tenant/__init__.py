@@ -24,10 +24,10 @@ from attrs import frozen
 from cryptography.x509.oid import NameOID
 
 from kafkasec import KafkaPrincipal, hookimpl
-from kafkasec.authentication import SaslAuthenticationContext, SslAuthenticationContext
+from kafkasec.principals.authentication import SaslAuthenticationContext, SslAuthenticationContext
 from kafkasec.errors import PrincipalDeserializationError
-from kafkasec.principal import USER_TYPE
-from kafkasec.principal_serde import _compact_string, _Reader
+from kafkasec.principals.principal import USER_TYPE
+from kafkasec.principals.serde import compact_string, PrincipalDataReader
 from kafkasec.settings import parse_bool
 
 NAME = "tenant"
@@ -157,8 +157,8 @@ def serialize(principal: TenantPrincipal) -> bytes:
     return b"".join(
         (
             _TAG_BYTES,
-            _compact_string("tenant", principal.tenant),
-            _compact_string("user", principal.user),
+            compact_string("tenant", principal.tenant),
+            compact_string("user", principal.user),
             b"\x01" if principal.token_authenticated else b"\x00",
             b"\x00",  # no tagged fields
         )
@@ -173,7 +173,7 @@ def deserialize(data: bytes) -> TenantPrincipal | None:
     data = bytes(data)
     if data[:2] != _TAG_BYTES:
         return None
-    reader = _Reader(data)
+    reader = PrincipalDataReader(data)
     reader.int16()
     tenant = reader.compact_string("Tenant")
     user = reader.compact_string("User")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from kafkasec.errors import PrincipalDeserializationError
 from kafkasec.hookspecs import hookimpl
-from kafkasec.principal import KafkaPrincipal
+from kafkasec.principals.principal import KafkaPrincipal
 
 VERSION = 0
 """The only DefaultPrincipalData version Kafka has shipped."""
@@ -34,8 +34,8 @@ class DefaultPrincipalSerde:
         return b"".join(
             (
                 VERSION.to_bytes(2, "big"),
-                _compact_string("principal type", principal.principal_type),
-                _compact_string("principal name", principal.name),
+                compact_string("principal type", principal.principal_type),
+                compact_string("principal name", principal.name),
                 b"\x01" if principal.token_authenticated else b"\x00",
                 b"\x00",  # no tagged fields
             )
@@ -48,7 +48,7 @@ class DefaultPrincipalSerde:
         principal = _read_short_form(data)
         if principal is not None:
             return principal
-        reader = _Reader(data)
+        reader = PrincipalDataReader(data)
         version = reader.int16()
         if version != VERSION:
             raise PrincipalDeserializationError(f"Invalid principal data version {version}")
@@ -60,14 +60,17 @@ class DefaultPrincipalSerde:
         return KafkaPrincipal(principal_type, name, token_authenticated)
 
 
-def _compact_string(what: str, text: str) -> bytes:
+def compact_string(what: str, text: str) -> bytes:
+    """``text`` as a compact string (Kafka's flexible encoding); ValueError naming ``what`` when
+    it is longer than Kafka allows. For serdes whose format extends Kafka's."""
     encoded = text.encode("utf-8")
     if len(encoded) > MAX_STRING_BYTES:
         raise ValueError(f"the {what} is {len(encoded)} UTF-8 bytes; Kafka allows at most {MAX_STRING_BYTES}")
-    return _unsigned_varint(len(encoded) + 1) + encoded
+    return unsigned_varint(len(encoded) + 1) + encoded
 
 
-def _unsigned_varint(value: int) -> bytes:
+def unsigned_varint(value: int) -> bytes:
+    """``value`` (0 or more) as Kafka's unsigned varint: seven bits a byte, low bits first."""
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -97,8 +100,9 @@ def _read_short_form(data: bytes) -> KafkaPrincipal | None:
     return KafkaPrincipal(principal_type, name, data[name_end] != 0)
 
 
-class _Reader:
-    """A cursor over the bytes; every shortfall is a PrincipalDeserializationError."""
+class PrincipalDataReader:
+    """A cursor over principal bytes; every shortfall is a PrincipalDeserializationError (97).
+    Public so that a serde whose format extends Kafka's reads it with the same checks."""
 
     def __init__(self, data: bytes):
         self.data = data
@@ -170,3 +174,6 @@ def kafkasec_serialize_principal(principal):
 @hookimpl(trylast=True)
 def kafkasec_deserialize_principal(data):
     return _DEFAULT.deserialize(data)
+
+
+__all__ = ["MAX_STRING_BYTES", "VERSION", "DefaultPrincipalSerde", "PrincipalDataReader", "compact_string", "unsigned_varint"]

@@ -21,21 +21,19 @@ from typing import Mapping
 
 from attrs import field, frozen
 
-from kafkasec.authentication import (
+from kafkasec.principals.authentication import (
     PlaintextAuthenticationContext,
     SaslAuthenticationContext,
     SslAuthenticationContext,
 )
 from kafkasec.errors import UnknownServerError
 from kafkasec.hookspecs import hookimpl
-from kafkasec.kerberos_names import KerberosName, KerberosShortNamer
-from kafkasec.principal import ANONYMOUS, KafkaPrincipal
-from kafkasec.ssl_principal_mapper import (
-    DEFAULT_RULE,
-    SslPrincipalMapper,
-    java_trim,
-    x500_principal_name,
-)
+from kafkasec.principals.kerberos import KerberosName, KerberosShortNamer
+from kafkasec.principals.principal import ANONYMOUS, KafkaPrincipal
+from kafkasec.principals.java_regex import java_trim
+from kafkasec.principals.mapping_rules import DEFAULT_RULE
+from kafkasec.principals.ssl_rules import SslPrincipalMapper
+from kafkasec.principals.x500 import x500_principal_name
 
 SSL_PRINCIPAL_MAPPING_RULES = "ssl.principal.mapping.rules"
 SASL_KERBEROS_PRINCIPAL_TO_LOCAL_RULES = "sasl.kerberos.principal.to.local.rules"
@@ -119,7 +117,7 @@ class DefaultPrincipalBuilder:
         """The principal of an authenticated connection, by Kafka's rules.
 
         UnknownServerError when no rule maps the name; TypeError for a context that is not
-        one of ``kafkasec.authentication``'s.
+        one of ``kafkasec.principals.authentication``'s.
         """
         if isinstance(context, PlaintextAuthenticationContext):
             return ANONYMOUS

@@ -15,7 +15,7 @@ name no rule applies to, is NoMatchingRule. A name without realm is already shor
 
 Kafka reads the default realm from krb5.conf (and uses "" when there is none); kafkasec takes it
 from the setting ``kafkasec.kerberos.default.realm`` (default ""). Regular expressions follow
-:func:`kafkasec.ssl_principal_mapper.compile_java_regex`. Kafka throws only when a rule is
+:func:`kafkasec.principals.java_regex.compile_java_regex`. Kafka throws only when a rule is
 applied if its format refers to a component the name cannot have (``RULE:[1:$2]``), or if its
 replacement refers to a group the pattern lacks; these rules are refused when parsed.
 """
@@ -27,14 +27,9 @@ from typing import Iterable, Sequence
 
 from attrs import field, frozen, validators
 
-from kafkasec.ssl_principal_mapper import (
-    DEFAULT_RULE,
-    JavaReplacement,
-    NoMatchingRule,
-    compile_java_regex,
-)
+from kafkasec.principals.java_regex import JAVA_INT_MAX, JavaReplacement, compile_java_regex
+from kafkasec.principals.mapping_rules import DEFAULT_RULE, NoMatchingRule, apply_case, case_flag
 
-_INT_MAX = 2**31 - 1
 _NAME_PARSER = re.compile(r"([^/@]*)(/([^/@]*))?@([^/@]*)")
 # Kafka's KerberosShortNamer.RULE_PARSER, read through the Java-regex translator.
 _RULE_PARSER = compile_java_regex(
@@ -89,7 +84,7 @@ def _format_pieces(format: str) -> list[tuple[str, int | None]]:
         digits = match.group(3)
         if digits is None:
             pieces.append((match.group(1), None))
-        elif not digits or len(digits) > 10 or int(digits) > _INT_MAX:
+        elif not digits or len(digits) > 10 or int(digits) > JAVA_INT_MAX:
             raise ValueError(f"bad format in username mapping in {format!r}: '${digits}' is not a parameter")
         else:
             pieces.append((match.group(1), int(digits)))
@@ -114,11 +109,6 @@ def replace_parameters(format: str, params: Sequence[str]) -> str:
     return "".join(out)
 
 
-def _case_flag(instance, attribute, value):
-    if value not in ("", "L", "U"):
-        raise ValueError(f"case must be '', 'L' (lower) or 'U' (upper), not {value!r}")
-
-
 @frozen
 class KerberosRule:
     """One auth_to_local rule. ``num_components`` None is ``DEFAULT``; otherwise the rule is
@@ -130,7 +120,7 @@ class KerberosRule:
     from_pattern: str | None = field(default=None, validator=_optional_str)
     to_pattern: str | None = field(default=None, validator=_optional_str)
     repeat: bool = field(default=False, validator=validators.instance_of(bool))
-    case: str = field(default="", validator=_case_flag)
+    case: str = field(default="", validator=case_flag)
     _match_regex: re.Pattern | None = field(init=False, repr=False, eq=False)
     _substitution: JavaReplacement | None = field(init=False, repr=False, eq=False)
 
@@ -144,8 +134,8 @@ class KerberosRule:
             return None
         if self.format is None:
             raise ValueError("a RULE needs a format such as '$1'")
-        if not 0 <= self.num_components <= _INT_MAX:
-            raise ValueError(f"the number of components must be 0 to {_INT_MAX}, not {self.num_components}")
+        if not 0 <= self.num_components <= JAVA_INT_MAX:
+            raise ValueError(f"the number of components must be 0 to {JAVA_INT_MAX}, not {self.num_components}")
         highest = max((index for _, index in _format_pieces(self.format) if index is not None), default=0)
         if highest > self.num_components:
             raise ValueError(
@@ -178,7 +168,7 @@ class KerberosRule:
         if matched.group(2) is not None:
             return cls()
         digits = matched.group(5)
-        if not digits or len(digits) > 10 or int(digits) > _INT_MAX:
+        if not digits or len(digits) > 10 or int(digits) > JAVA_INT_MAX:
             raise ValueError(f"invalid rule {rule!r}: {digits!r} is not a number of components")
         try:
             return cls(
@@ -210,11 +200,7 @@ class KerberosRule:
                 result = base if self._substitution is None else self._substitution.replace(base, 0 if self.repeat else 1)
         if result is not None and _NON_SIMPLE.search(result):
             raise NoMatchingRule(f"Non-simple name {result} after auth_to_local rule {self}")
-        if result is not None and self.case == "L":
-            return result.lower()
-        if result is not None and self.case == "U":
-            return result.upper()
-        return result
+        return None if result is None else apply_case(result, self.case)
 
     def __str__(self) -> str:
         if self.num_components is None:
