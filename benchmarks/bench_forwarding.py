@@ -23,9 +23,10 @@ from kio.schema.create_acls.v3.request import AclCreation, CreateAclsRequest
 from kio.schema.default_principal_data.v0 import DefaultPrincipalData
 from kio.serial import entity_reader
 
-from kafkasec import DefaultPrincipalSerde, KafkaPrincipal, KafkaSecurity, RequestContext, wire
-from kafkasec.acl_requests import HANDLERS
-from kafkasec.forwarding import ForwardingExchange, open_envelope
+from kafkasec import DefaultPrincipalSerde, KafkaPrincipal, KafkaSecurity, RequestContext
+from kafkasec.protocol import wire
+from kafkasec.protocol.acl_apis import HANDLERS
+from kafkasec.protocol.forwarding import ForwardingExchange, open_envelope
 
 
 def per_call_us(function, samples: int, target_s: float) -> float:

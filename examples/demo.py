@@ -140,9 +140,9 @@ def forwarded_acl_change(controller: KafkaSecurity, workdir: Path) -> None:
     step("KIP-590: a broker forwards an ACL change to the controller, which moves mid-flight")
     from kio.schema.create_acls.v3.request import AclCreation, CreateAclsRequest
 
-    from kafkasec import wire
-    from kafkasec.acl_requests import HANDLERS
-    from kafkasec.forwarding import EnvelopeAction, ForwardingExchange, ForwardingState, open_envelope
+    from kafkasec.protocol import wire
+    from kafkasec.protocol.acl_apis import HANDLERS
+    from kafkasec.protocol.forwarding import EnvelopeAction, ForwardingExchange, ForwardingState, open_envelope
 
     super_users = "User:admin;User:broker-1;User:broker-2"  # as on the controller: admin is a super user
     # The broker is another node on the same state: it follows the controller's security log.

@@ -146,3 +146,17 @@ def kafkasec_audit(security, context, decisions):
     that decided (with the ACL and its source) and the authorizer plugin. The result is ignored;
     an exception here propagates, since a failed audit must not pass silently.
     """
+
+
+@hookspec
+def kafkasec_api_handlers(security):
+    """Offer Kafka APIs that a node serves once a client has logged in: a mapping of API key
+    (:class:`~kafkasec.protocol.api_keys.ApiKey` or its number) to a handler
+    ``handler(security, context, body, version) -> response body`` (bodies are kio's
+    dataclasses, see :mod:`kafkasec.protocol.wire`).
+
+    Asked when an endpoint starts. Plugins are asked before the built-ins, and the first answer
+    for a key wins, so a plugin can serve a new API or replace a built-in handler; two plugins
+    serving one API is refused. A handler raises KafkaError for an error response (encoded as
+    Kafka's ``ApiError.fromThrowable``). None or an empty mapping: nothing to offer.
+    """

@@ -24,6 +24,7 @@ DEFAULT_PLUGINS = (
     "kafkasec.authorizer.plugin",
     "kafkasec.principals.serde",
     "kafkasec.principals.builder",
+    "kafkasec.protocol.builtin_apis",
 )
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 
 from server_support import PASSWORDS, add_users, open_security, run
 

@@ -31,7 +31,8 @@ from confluent_kafka.admin import (  # noqa: E402
     UserScramCredentialUpsertion as ClientUpsertion,
 )
 
-from kafkasec import AclBinding, KafkaSecurity, wire  # noqa: E402
+from kafkasec import AclBinding, KafkaSecurity  # noqa: E402
+from kafkasec.protocol import wire  # noqa: E402
 from kafkasec.errors import SaslAuthenticationError  # noqa: E402
 from kafkasec.server import KafkaConnection  # noqa: E402
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 from kafkasec.server import KafkaConnection
 from kafkasec.server.limits import (
     SMALL_FRAME_BYTES,

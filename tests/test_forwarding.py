@@ -12,10 +12,12 @@ from kio.schema.delete_topics.v6.request import DeleteTopicsRequest, DeleteTopic
 from kio.schema.envelope.v0.request import EnvelopeRequest
 from kio.schema.metadata.v12.request import MetadataRequest
 
-from kafkasec import AclBinding, KafkaPrincipal, KafkaSecurity, RequestContext, hookimpl, wire
-from kafkasec.acl_requests import HANDLERS
-from kafkasec.forwardable import FORWARDABLE_APIS, allow_token_requests
-from kafkasec.forwarding import (
+from kafkasec import AclBinding, KafkaPrincipal, KafkaSecurity, RequestContext, hookimpl
+from kafkasec.protocol import wire
+from kafkasec.protocol.acl_apis import HANDLERS
+from kafkasec.protocol.errors import ApiError
+from kafkasec.protocol.forwardable import FORWARDABLE_APIS, allow_token_requests
+from kafkasec.protocol.forwarding import (
     EnvelopeAction,
     ForwardingExchange,
     ForwardingState,
@@ -497,7 +499,7 @@ def test_every_forwardable_api_answers_an_error_in_every_version(api_key):
     api = FORWARDABLE_APIS[api_key]
     for version in schema_name_map[api_key_map[api_key]]:
         body = _sample(wire.request_schema(api_key, version))
-        response = api.error_response(body, version, wire.error_code(-1), "boom")
+        response = api.error_response(body, version, ApiError.of(-1, "boom"))
         frame = wire.encode_response(response, correlation_id=1)
         _, decoded = wire.decode_response(frame, api_key, version)
         codes = _error_codes(decoded)

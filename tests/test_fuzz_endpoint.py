@@ -23,9 +23,9 @@ import typing
 
 import pytest
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 from kafkasec.server import KafkaConnection
-from kafkasec.server.authenticator import SASL_AUTHENTICATE, SASL_HANDSHAKE
+from kafkasec.protocol.api_keys import ApiKey
 
 from server_support import CATALOGUE, add_users, logged_in, open_security, serving
 
@@ -33,7 +33,7 @@ CASES = int(os.environ.get("KAFKASEC_FUZZ_CASES", "3000"))
 WORKERS = 8
 ANSWER_TIMEOUT_S = 10.0
 MEMORY_BOUND_MIB = 200
-SERVED_BEFORE_LOGIN = (18, SASL_HANDSHAKE, SASL_AUTHENTICATE)
+SERVED_BEFORE_LOGIN = (ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE)
 
 
 def sample(entity_type: type, rng: random.Random, depth: int = 0):

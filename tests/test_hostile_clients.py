@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 from kafkasec.errors import SaslAuthenticationError
 from kafkasec.scram import server as scram_server
 from kafkasec.scram.client import ScramClient

@@ -20,10 +20,10 @@ from kafkasec import (
     ResourcePattern,
     ResourceType,
     RuleKind,
-    wire,
 )
-from kafkasec.acl_requests import HANDLERS
-from kafkasec.forwarding import EnvelopeAction, ForwardingExchange, open_envelope
+from kafkasec.protocol import wire
+from kafkasec.protocol.acl_apis import HANDLERS
+from kafkasec.protocol.forwarding import EnvelopeAction, ForwardingExchange, open_envelope
 from kafkasec.plugins import make_plugin_manager
 
 ALLOWED = AuthorizationResult.ALLOWED

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kio.schema.default_principal_data.v0 import DefaultPrincipalData
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 from kafkasec import (
     DefaultPrincipalSerde,
     KafkaErrorCode,

@@ -22,8 +22,8 @@ from kafkasec import (
     UnacceptableCredentialError,
     UnsupportedSaslMechanismError,
     hookimpl,
-    wire,
 )
+from kafkasec.protocol import wire
 from kafkasec.scram import (
     ScramCredentialInfo,
     ScramFormatter,
@@ -32,7 +32,7 @@ from kafkasec.scram import (
     UserScramCredentialUpsertion,
     admin,
 )
-from kafkasec.scram.requests import HANDLERS, handle_alter_user_scram_credentials, handle_describe_user_scram_credentials
+from kafkasec.protocol.scram_apis import HANDLERS, handle_alter_user_scram_credentials, handle_describe_user_scram_credentials
 
 SHA256, SHA512, UNKNOWN = ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512, ScramMechanism.UNKNOWN
 SALTED = b"s" * 32  # a salted password, as the wire carries it: no PBKDF2 in most tests

@@ -22,7 +22,8 @@ import sys
 import pytest
 
 import kafkasec_audit_jsonl
-from kafkasec import KafkaSecurity, RequestContext, wire
+from kafkasec import KafkaSecurity, RequestContext
+from kafkasec.protocol import wire
 from kafkasec.errors import KafkaError
 from kafkasec.scram.client import ScramClient
 from kafkasec.scram.credentials import ScramCredentialInfo, ScramFormatter, UserScramCredentialUpsertion

@@ -2,11 +2,11 @@
 
 import pytest
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 from kafkasec.errors import KafkaErrorCode
 from kafkasec.scram.client import ScramClient
 from kafkasec.server import Authenticator, AuthenticatorState
-from kafkasec.server.api_versions import api_versions_response, kio_versions
+from kafkasec.protocol.api_versions import api_versions_response, kio_versions
 
 from server_support import PASSWORDS
 

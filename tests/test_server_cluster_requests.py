@@ -20,8 +20,8 @@ from kafkasec import (
 from kafkasec.acl import bitfield_to_operations
 from kafkasec.errors import InvalidRequestError
 from kafkasec.server import Catalogue, Node
-from kafkasec.server.cluster_requests import AUTHORIZED_OPERATIONS_OMITTED, ClusterRequests
-from kafkasec import wire
+from kafkasec.protocol.cluster_apis import AUTHORIZED_OPERATIONS_OMITTED, ClusterRequests
+from kafkasec.protocol import wire
 
 from server_support import CATALOGUE
 

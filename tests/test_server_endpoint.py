@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from kafkasec import AccessControlEntry, AclBinding, KafkaSecurity, RequestContext, ResourcePattern, wire
+from kafkasec import AccessControlEntry, AclBinding, KafkaSecurity, RequestContext, ResourcePattern
+from kafkasec.protocol import wire
 from kafkasec.errors import KafkaErrorCode, SaslAuthenticationError
 from kafkasec.server import ControllerLink, Endpoint, KafkaConnection
 
@@ -323,7 +324,7 @@ def test_the_controller_listener_lists_envelope_and_the_client_listener_does_not
 
 def test_an_envelope_from_a_client_without_cluster_action_is_refused(broker_and_controller):
     _, _, controller = broker_and_controller
-    from kafkasec.forwarding import ForwardingExchange
+    from kafkasec.protocol.forwarding import ForwardingExchange
 
     async def scenario():
         async with await logged_in(controller, "alice") as connection:

@@ -6,7 +6,8 @@ import datetime
 
 import pytest
 
-from kafkasec import AccessControlEntry, AclBinding, ResourcePattern, wire
+from kafkasec import AccessControlEntry, AclBinding, ResourcePattern
+from kafkasec.protocol import wire
 from kafkasec.errors import KafkaErrorCode, SaslAuthenticationError
 from kafkasec.server import KafkaConnection
 

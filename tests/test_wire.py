@@ -10,9 +10,9 @@ from kio.schema.create_topics.v7.response import CreatableTopicResult, CreateTop
 from kio.schema.envelope.v0.request import EnvelopeRequest
 from kio.schema.envelope.v0.response import EnvelopeResponse
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 from kafkasec.errors import InvalidRequestError, KafkaError
-from kafkasec.forwardable import FORWARDABLE_APIS
+from kafkasec.protocol.forwardable import FORWARDABLE_APIS
 
 CREATE_ACLS = CreateAclsRequest(
     creations=(

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 from kafkasec.errors import InvalidRequestError
 
 from server_support import logged_in, run

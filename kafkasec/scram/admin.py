@@ -6,7 +6,7 @@ and their error codes are Kafka's. Authorization, when a request context is give
 too: DESCRIBE on the cluster to describe, ALTER on the cluster to alter, else
 CLUSTER_AUTHORIZATION_FAILED (31) as Kafka's ``getErrorResponse`` spreads it.
 
-The facade (:class:`~kafkasec.KafkaSecurity`), the wire handlers (:mod:`kafkasec.scram.requests`)
+The facade (:class:`~kafkasec.KafkaSecurity`), the wire handlers (:mod:`kafkasec.protocol.scram_apis`)
 and the command line call these functions; the credentials live behind the
 ``kafkasec_scram_credential_store`` hook.
 """

@@ -10,7 +10,7 @@ Needs the ``wire`` extra.
 from kafkasec.server.authenticator import Authenticator, AuthenticatorState, Reply
 from kafkasec.server.catalogue import Catalogue, Group, GroupMember, Topic
 from kafkasec.server.client import KafkaConnection
-from kafkasec.server.cluster_requests import Node
+from kafkasec.protocol.cluster_apis import Node
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.endpoint import Endpoint
 

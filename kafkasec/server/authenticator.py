@@ -22,13 +22,13 @@ import logging
 
 from attrs import frozen
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 from kafkasec.errors import KafkaError, KafkaErrorCode, SaslAuthenticationError
 from kafkasec.principals.principal import KafkaPrincipal
-from kafkasec.server.api_versions import API_VERSIONS, VersionRanges, answer_api_versions
+from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.protocol.errors import ApiError
+from kafkasec.protocol.api_versions import VersionRanges, answer_api_versions
 
-SASL_HANDSHAKE = 17
-SASL_AUTHENTICATE = 36
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 
 log = logging.getLogger(__name__)
@@ -46,10 +46,10 @@ class AuthenticatorState(enum.Enum):
 
 _S = AuthenticatorState
 _TRANSITIONS = {
-    (_S.HANDSHAKE_OR_VERSIONS_REQUEST, API_VERSIONS): {_S.HANDSHAKE_OR_VERSIONS_REQUEST, _S.HANDSHAKE_REQUEST},
-    (_S.HANDSHAKE_OR_VERSIONS_REQUEST, SASL_HANDSHAKE): {_S.AUTHENTICATE, _S.FAILED},
-    (_S.HANDSHAKE_REQUEST, SASL_HANDSHAKE): {_S.AUTHENTICATE, _S.FAILED},
-    (_S.AUTHENTICATE, SASL_AUTHENTICATE): {_S.AUTHENTICATE, _S.COMPLETE, _S.FAILED},
+    (_S.HANDSHAKE_OR_VERSIONS_REQUEST, ApiKey.API_VERSIONS): {_S.HANDSHAKE_OR_VERSIONS_REQUEST, _S.HANDSHAKE_REQUEST},
+    (_S.HANDSHAKE_OR_VERSIONS_REQUEST, ApiKey.SASL_HANDSHAKE): {_S.AUTHENTICATE, _S.FAILED},
+    (_S.HANDSHAKE_REQUEST, ApiKey.SASL_HANDSHAKE): {_S.AUTHENTICATE, _S.FAILED},
+    (_S.AUTHENTICATE, ApiKey.SASL_AUTHENTICATE): {_S.AUTHENTICATE, _S.COMPLETE, _S.FAILED},
 }
 """(state, API key of the request) -> the states it may lead to. Any other pair fails the login.
 Bare SASL tokens (after SaslHandshake v0) count as SaslAuthenticate."""
@@ -113,7 +113,7 @@ class Authenticator:
         if self._state in (AuthenticatorState.COMPLETE, AuthenticatorState.FAILED):
             raise ValueError(f"the login is over (state {self._state.name}): frames go elsewhere")
         if self._bare_tokens:
-            self._api_key = SASL_AUTHENTICATE
+            self._api_key = ApiKey.SASL_AUTHENTICATE
             return self._bare_token(frame)
         try:
             api_key, version = wire.peek_api(frame)
@@ -121,7 +121,7 @@ class Authenticator:
             if (self._state, api_key) not in _TRANSITIONS:
                 during = "authentication" if self._state is AuthenticatorState.AUTHENTICATE else "handshake"
                 return self._fail(f"Unexpected Kafka request with API key {api_key} during SASL {during}")
-            if api_key == API_VERSIONS:
+            if api_key == ApiKey.API_VERSIONS:
                 response, good = answer_api_versions(frame, self._ranges)
                 if good:
                     self._enter(AuthenticatorState.HANDSHAKE_REQUEST)
@@ -129,7 +129,7 @@ class Authenticator:
             request = wire.decode_request(frame)
         except KafkaError as error:
             return self._fail(f"unreadable request during SASL login: {error}")
-        if api_key == SASL_HANDSHAKE:
+        if api_key == ApiKey.SASL_HANDSHAKE:
             return self._handshake(request)
         return self._authenticate(request)
 
@@ -203,3 +203,16 @@ class Authenticator:
             self._server = None
             self._enter(AuthenticatorState.COMPLETE)
         return challenge
+
+
+def answer_after_login(request: wire.Request) -> bytes:
+    """SaslHandshake or SaslAuthenticate on a connection already logged in, answered as
+    KafkaApis does: ILLEGAL_SASL_STATE (kafkasec's endpoint does not re-authenticate, KIP-368)."""
+    message = None
+    if request.api_key == ApiKey.SASL_AUTHENTICATE:
+        message = "SaslAuthenticate request received after successful authentication"
+    body = wire.build(
+        wire.response_schema(request.api_key, request.api_version),
+        **ApiError(KafkaErrorCode.ILLEGAL_SASL_STATE, message).fields(),
+    )
+    return wire.encode_response(body, correlation_id=int(request.header.correlation_id))

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import asyncio
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 from kafkasec.errors import KafkaError, SaslAuthenticationError
 from kafkasec.scram.client import ScramClient
-from kafkasec.server.authenticator import SASL_AUTHENTICATE, SASL_HANDSHAKE
+from kafkasec.protocol.api_keys import ApiKey
 
 class KafkaConnection:
     """One connection to a Kafka-protocol server; build it with :meth:`open`."""
@@ -73,7 +73,7 @@ class KafkaConnection:
     async def login(self, mechanism: str, username: str, password: str, *, token_auth: bool = False) -> None:
         """A SCRAM login by SaslHandshake v1 and SaslAuthenticate, with a user's password or, with
         ``token_auth``, a delegation token's id and base64 HMAC."""
-        handshake = await self.request(wire.build(wire.request_schema(SASL_HANDSHAKE, 1), mechanism=mechanism))
+        handshake = await self.request(wire.build(wire.request_schema(ApiKey.SASL_HANDSHAKE, 1), mechanism=mechanism))
         if int(handshake.error_code) != 0:
             raise KafkaError.for_code(
                 int(handshake.error_code), f"{mechanism} refused; the server offers {', '.join(handshake.mechanisms)}"
@@ -84,7 +84,7 @@ class KafkaConnection:
         scram.verify_server_final(server_final)
 
     async def _authenticate(self, token: bytes) -> bytes:
-        response = await self.request(wire.build(wire.request_schema(SASL_AUTHENTICATE, 2), auth_bytes=token))
+        response = await self.request(wire.build(wire.request_schema(ApiKey.SASL_AUTHENTICATE, 2), auth_bytes=token))
         if int(response.error_code) != 0:
             raise SaslAuthenticationError(response.error_message, error_code=int(response.error_code))
         return bytes(response.auth_bytes)

@@ -1,6 +1,6 @@
 """A broker's connection to its controller, over which admin writes travel in envelopes (KIP-590).
 
-:class:`ControllerLink` drives a :class:`~kafkasec.forwarding.ForwardingExchange` with real I/O:
+:class:`ControllerLink` drives a :class:`~kafkasec.protocol.forwarding.ForwardingExchange` with real I/O:
 it sends each envelope the exchange produces, feeds back the answer or the loss of the
 connection, waits ``retry_backoff_ms`` before sending again (a NOT_CONTROLLER answer, a broken
 connection) and gives up at the exchange's deadline. The link logs in once per connection, as
@@ -14,7 +14,7 @@ import logging
 from typing import Callable
 
 from kafkasec.errors import KafkaError
-from kafkasec.forwarding import DEFAULT_TIMEOUT_MS, ForwardingExchange, ForwardingState
+from kafkasec.protocol.forwarding import DEFAULT_TIMEOUT_MS, ForwardingExchange, ForwardingState
 from kafkasec.server.client import KafkaConnection
 
 DEFAULT_RETRY_BACKOFF_MS = 100

@@ -1,8 +1,8 @@
 """The asyncio shell of kafkasec's Kafka-protocol endpoint: sockets, frames, timers.
 
 Everything that decides lives elsewhere and does no I/O: the login in
-:mod:`kafkasec.server.authenticator`, the APIs in :mod:`kafkasec.server.apis`, forwarding in
-:mod:`kafkasec.forwarding`, the caps in :mod:`kafkasec.server.limits`. This module reads
+:mod:`kafkasec.server.authenticator`, the APIs in :mod:`kafkasec.protocol.registry`, forwarding in
+:mod:`kafkasec.protocol.forwarding`, the caps in :mod:`kafkasec.server.limits`. This module reads
 size-prefixed frames, hands them over, writes the answers in order, sleeps where a refused
 login must wait, and closes connections that break the rules:
 
@@ -45,22 +45,18 @@ import os
 import threading
 import time
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 from kafkasec.principals.authentication import PlaintextAuthenticationContext
 from kafkasec.context import RequestContext
 from kafkasec.errors import KafkaError, KafkaErrorCode
-from kafkasec.forwarding import (
-    ENVELOPE_API_KEY,
-    EnvelopeAction,
-    open_envelope,
-    privileged_listeners,
-)
-from kafkasec.settings import parse_count, parse_milliseconds
-from kafkasec.server.api_versions import API_VERSIONS, answer_api_versions
-from kafkasec.server.apis import ApiTable
-from kafkasec.server.authenticator import SASL_AUTHENTICATE, SASL_HANDSHAKE, SCRAM_MECHANISMS, Authenticator
+from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.protocol.api_versions import answer_api_versions
+from kafkasec.protocol.cluster_apis import ClusterRequests, Node
+from kafkasec.protocol.forwarding import EnvelopeAction, open_envelope, privileged_listeners
+from kafkasec.protocol.registry import ApiHandlers
+from kafkasec.server.authenticator import SCRAM_MECHANISMS, Authenticator, answer_after_login
 from kafkasec.server.catalogue import Catalogue
-from kafkasec.server.cluster_requests import DESCRIBE_CLUSTER, DESCRIBE_GROUPS, FIND_COORDINATOR, ClusterRequests, Node
+from kafkasec.settings import parse_count, parse_milliseconds
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.limits import SMALL_FRAME_BYTES, ConnectionQuotas, LimitExceeded, UnauthenticatedBytes
 
@@ -75,7 +71,10 @@ DEFAULT_IDLE_TIMEOUT_MS = 600_000
 SASL_ENABLED_MECHANISMS = "sasl.enabled.mechanisms"
 IO_THREADS = "num.io.threads"
 DEFAULT_IO_THREADS = min(8, os.cpu_count() or 1)
-INLINE_APIS = frozenset({API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE, FIND_COORDINATOR, DESCRIBE_GROUPS, DESCRIBE_CLUSTER})
+INLINE_APIS = frozenset({
+    ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE,
+    ApiKey.FIND_COORDINATOR, ApiKey.DESCRIBE_GROUPS, ApiKey.DESCRIBE_CLUSTER,
+})
 """APIs answered on the event loop when their frame is small: the work is bounded by the
 request (a few keys or groups), never by the size of the state or the catalogue."""
 DEFAULT_CLUSTER_ID = "kafkasec-cluster"
@@ -136,7 +135,7 @@ class Endpoint:
         self._server: asyncio.base_events.Server | None = None
         self._pools: dict[str, concurrent.futures.ThreadPoolExecutor] = {}
         self._connections: dict[asyncio.Task, asyncio.StreamWriter] = {}
-        self._apis: ApiTable | None = None
+        self._apis: ApiHandlers | None = None
         self._write_apis: frozenset[int] = frozenset()
         # Checked now, so that a bad mechanism list fails at start-up, not at the first login.
         Authenticator(security, "127.0.0.1", ranges={}, mechanisms=self.mechanisms)
@@ -168,8 +167,9 @@ class Endpoint:
         self.port = self._server.sockets[0].getsockname()[1]
         # The node clients are told about is this listener's own address (librdkafka sends admin
         # requests to controller_id), so the table is built once the port is known.
-        self._apis = ApiTable(ClusterRequests(self.catalogue, self.node, self.cluster_id), accepts_envelopes=self.accepts_envelopes)
-        self._write_apis = self._apis.forwardable | {ENVELOPE_API_KEY}
+        cluster = ClusterRequests(self.catalogue, self.node, self.cluster_id)
+        self._apis = ApiHandlers.collect(self.security, cluster.handlers(), accepts_envelopes=self.accepts_envelopes)
+        self._write_apis = self._apis.forwardable | {ApiKey.ENVELOPE}
         log.info("listening on %s (%s, node %d)", self.bootstrap, self.listener_name, self.node_id)
         return self
 
@@ -331,19 +331,19 @@ class Endpoint:
         request's context when this broker forwards the request to its controller."""
         try:
             api_key, version = wire.peek_api(frame)
-            if api_key == API_VERSIONS:  # at any version: an unknown one is answered, not closed
+            if api_key == ApiKey.API_VERSIONS:  # at any version: an unknown one is answered, not closed
                 return answer_api_versions(frame, self._apis.ranges)[0]
             if not self._apis.serves(api_key, version):
                 raise ConnectionClosed(f"API key {api_key} v{version} is not served here")
             request = wire.decode_request(frame)
         except KafkaError as error:
             raise ConnectionClosed(f"unreadable request: {error}") from None
-        if api_key in (SASL_HANDSHAKE, SASL_AUTHENTICATE):
-            return self._apis.illegal_sasl_state(request)
+        if api_key in (ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
+            return answer_after_login(request)
         context = wire.request_context(
             request, principal, client_address, listener_name=self.listener_name, security_protocol=self.security_protocol
         )
-        if api_key == ENVELOPE_API_KEY:
+        if api_key == ApiKey.ENVELOPE:
             return self._open_envelope(context, frame)
         if self.controller is not None and api_key in self._apis.forwardable:
             return context

@@ -1,6 +1,6 @@
 """DescribeUserScramCredentials (API 50) and AlterUserScramCredentials (API 51) on the wire.
 
-Each handler takes the request body (a kio dataclass, see :mod:`kafkasec.wire`), its version and
+Each handler takes the request body (a kio dataclass, see :mod:`kafkasec.protocol.wire`), its version and
 the RequestContext, and returns the response body, as a KRaft cluster answers: describing is the
 broker's (KafkaApis, from its metadata image), altering the controller's (ControllerApis and
 ScramControlManager); the rules are in :mod:`kafkasec.scram.admin`. An alteration carries a
@@ -10,9 +10,11 @@ user (librdkafka sends an empty one).
 
 from __future__ import annotations
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 from kafkasec.context import RequestContext
-from kafkasec.errors import KafkaError, KafkaErrorCode
+from kafkasec.errors import KafkaError
+from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.protocol.errors import ApiError
 from kafkasec.scram import admin
 from kafkasec.scram.credentials import (
     ScramCredentialInfo,
@@ -21,16 +23,8 @@ from kafkasec.scram.credentials import (
     UserScramCredentialUpsertion,
 )
 
-DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_USER_SCRAM_CREDENTIALS = 50, 51
-
-
-def _error_fields(error: KafkaError | None) -> dict:
-    if error is None:
-        return {"error_code": wire.error_code(0), "error_message": None}
-    # Kafka's ApiError.fromThrowable sends no message when it would only repeat the error's
-    # default text, nor for UNKNOWN_SERVER_ERROR (so as not to leak server details).
-    generic = error.message == error.error_code.message or error.error_code is KafkaErrorCode.UNKNOWN_SERVER_ERROR
-    return {"error_code": wire.error_code(error.code), "error_message": None if generic else error.message}
+DESCRIBE_USER_SCRAM_CREDENTIALS = ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS
+ALTER_USER_SCRAM_CREDENTIALS = ApiKey.ALTER_USER_SCRAM_CREDENTIALS
 
 
 def _mechanism(code: int) -> ScramMechanism:
@@ -53,7 +47,7 @@ def handle_describe_user_scram_credentials(security, context: RequestContext, bo
     if described.error is not None:
         # DescribeUserScramCredentialsRequest.getErrorResponse: one result per name requested,
         # whose user field it leaves empty; clients read the top-level error.
-        fields = _error_fields(described.error)
+        fields = ApiError.from_exception(described.error).fields()
         return wire.build(response_type, results=tuple(wire.build(result_type, **fields) for _ in names), **fields)
     results = []
     for result in described.results:
@@ -64,9 +58,9 @@ def handle_describe_user_scram_credentials(security, context: RequestContext, bo
                 for info in result.description.infos
             )
         results.append(
-            wire.build(result_type, user=result.user, credential_infos=infos, **_error_fields(result.error))
+            wire.build(result_type, user=result.user, credential_infos=infos, **ApiError.from_exception(result.error).fields())
         )
-    return wire.build(response_type, results=tuple(results), **_error_fields(None))
+    return wire.build(response_type, results=tuple(results), **ApiError.from_exception(None).fields())
 
 
 def handle_alter_user_scram_credentials(security, context: RequestContext, body, version: int):
@@ -83,7 +77,7 @@ def handle_alter_user_scram_credentials(security, context: RequestContext, body,
     result_type = wire.item_type(response_type, "results")
     return wire.build(
         response_type,
-        results=tuple(wire.build(result_type, user=r.user, **_error_fields(r.error)) for r in results),
+        results=tuple(wire.build(result_type, user=r.user, **ApiError.from_exception(r.error).fields()) for r in results),
     )
 
 

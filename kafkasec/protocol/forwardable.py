@@ -20,13 +20,15 @@ from typing import Callable, Hashable
 
 from attrs import frozen
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import KafkaError, KafkaErrorCode
 from kafkasec.principals.principal import KafkaPrincipal
+from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.protocol.errors import ApiError
 from kafkasec.tokens.admin import allow_token_requests, may_create_tokens_for
-from kafkasec.tokens.requests import requested_owner
+from kafkasec.protocol.token_apis import requested_owner
 
 CLUSTER = ResourcePattern(ResourceType.CLUSTER, CLUSTER_NAME)
 
@@ -66,16 +68,19 @@ def _unchanged(response):
 class ClusterApi:
     """An API the controller authorizes with one operation on the cluster resource."""
 
-    api_key: int
-    name: str
+    api_key: ApiKey
     operation: AclOperation
-    error_response: Callable[[object, int, KafkaErrorCode, str], object]
+    error_response: Callable[[object, int, ApiError], object]
+
+    @property
+    def name(self) -> str:
+        return self.api_key.title
 
     def screen(self, security, context: RequestContext, body, version: int) -> Screening:
         if security.is_allowed(context, self.operation, CLUSTER):
             return Screening(body, None, _unchanged)
-        code = KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED
-        return Screening(None, self.error_response(body, version, code, code.message), _unchanged)
+        refused = ApiError.of(KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        return Screening(None, self.error_response(body, version, refused), _unchanged)
 
 
 def _response_type(api_key: int, version: int) -> type:
@@ -85,21 +90,20 @@ def _response_type(api_key: int, version: int) -> type:
 def _each(api_key: int, request_field: str, response_field: str, make: Callable):
     """An error response with one entry per request item, each made by ``make(type, item, error)``."""
 
-    def error_response(body, version, code, message):
+    def error_response(body, version, error: ApiError):
         response_type = _response_type(api_key, version)
         entry_type = wire.item_type(response_type, response_field)
-        error = {"error_code": wire.error_code(code), "error_message": message}
-        entries = tuple(make(entry_type, item, error) for item in getattr(body, request_field))
+        entries = tuple(make(entry_type, item, error.fields()) for item in getattr(body, request_field))
         return wire.build(response_type, **{response_field: entries})
 
     return error_response
 
 
-def _alter_partition_reassignments_error(body, version, code, message):
-    response_type = _response_type(45, version)
+def _alter_partition_reassignments_error(body, version, error: ApiError):
+    response_type = _response_type(ApiKey.ALTER_PARTITION_REASSIGNMENTS, version)
     topic_type = wire.item_type(response_type, "responses")
     partition_type = wire.item_type(topic_type, "partitions")
-    error = {"error_code": wire.error_code(code), "error_message": message}
+    error = error.fields()
     topics = tuple(
         wire.build(
             topic_type,
@@ -111,9 +115,9 @@ def _alter_partition_reassignments_error(body, version, code, message):
     return wire.build(response_type, responses=topics, **error)
 
 
-def _update_features_error(body, version, code, message):
-    response_type = _response_type(57, version)
-    error = {"error_code": wire.error_code(code), "error_message": message}
+def _update_features_error(body, version, error: ApiError):
+    response_type = _response_type(ApiKey.UPDATE_FEATURES, version)
+    error = error.fields()
     results = ()
     if wire.has_field(response_type, "results"):
         result_type = wire.item_type(response_type, "results")
@@ -121,14 +125,12 @@ def _update_features_error(body, version, code, message):
     return wire.build(response_type, results=results, **error)
 
 
-def _alter_user_scram_credentials_error(body, version, code, message):
+def _alter_user_scram_credentials_error(body, version, error: ApiError):
     # Kafka answers once per user, in user-name order, however often a user is named.
-    response_type = _response_type(51, version)
+    response_type = _response_type(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, version)
     result_type = wire.item_type(response_type, "results")
     users = sorted({item.name for item in (*body.deletions, *body.upsertions)})
-    results = tuple(
-        wire.build(result_type, user=user, error_code=wire.error_code(code), error_message=message) for user in users
-    )
+    results = tuple(wire.build(result_type, user=user, **error.fields()) for user in users)
     return wire.build(response_type, results=results)
 
 
@@ -147,8 +149,7 @@ class ItemApi:
     principal has it on the cluster, allows every item (CREATE for CreateTopics).
     """
 
-    api_key: int
-    name: str
+    api_key: ApiKey
     request_fields: tuple[str, ...]
     response_field: str
     request_key: Callable[[object], Hashable]
@@ -157,12 +158,16 @@ class ItemApi:
     check: Callable[[object], tuple[Action, KafkaErrorCode] | None]
     cluster_operation: AclOperation | None = None
 
+    @property
+    def name(self) -> str:
+        return self.api_key.title
+
     def request_field(self, body) -> str:
         return next(name for name in self.request_fields if wire.has_field(body, name))
 
-    def error_response(self, body, version, code, message):
+    def error_response(self, body, version, error: ApiError):
         make = _each(self.api_key, self.request_field(body), self.response_field, self.make_error)
-        return make(body, version, code, message)
+        return make(body, version, error)
 
     def screen(self, security, context: RequestContext, body, version: int) -> Screening:
         request_field = self.request_field(body)
@@ -183,7 +188,7 @@ class ItemApi:
         entry_type = wire.item_type(response_type, self.response_field)
         errors = {
             index: self.make_error(
-                entry_type, items[index], {"error_code": wire.error_code(code), "error_message": code.message}
+                entry_type, items[index], ApiError.of(code).fields()
             )
             for index, code in refused.items()
         }
@@ -265,12 +270,15 @@ def _delete_topic_response_key(entry):
 class TokenApi:
     """Create/Renew/ExpireDelegationToken, screened as Kafka's KafkaApis does before forwarding."""
 
-    api_key: int
-    name: str
+    api_key: ApiKey
 
-    def error_response(self, body, version, code, message, owner: KafkaPrincipal | None = None,
+    @property
+    def name(self) -> str:
+        return self.api_key.title
+
+    def error_response(self, body, version, error: ApiError, owner: KafkaPrincipal | None = None,
                        requester: KafkaPrincipal | None = None):
-        values = {"error_code": wire.error_code(code)}
+        values = error.code_field()
         if owner is not None:
             values.update(principal_type=owner.principal_type, principal_name=owner.name)
         if requester is not None:
@@ -282,44 +290,45 @@ class TokenApi:
 
     def screen(self, security, context: RequestContext, body, version: int) -> Screening:
         requester = owner = context.principal
-        if self.api_key == 38:
+        creating = self.api_key is ApiKey.CREATE_DELEGATION_TOKEN
+        if creating:
             try:
                 owner = requested_owner(body, requester)
             except KafkaError as malformed:  # answered here as the controller would answer it
-                return Screening(None, self.error_response(body, version, malformed.code, malformed.message,
+                return Screening(None, self.error_response(body, version, ApiError.from_exception(malformed),
                                                            owner=requester, requester=requester), _unchanged)
-        people = {"owner": owner, "requester": requester} if self.api_key == 38 else {}
+        people = {"owner": owner, "requester": requester} if creating else {}
         if not allow_token_requests(context):
-            code = KafkaErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
-            return Screening(None, self.error_response(body, version, code, code.message, **people), _unchanged)
+            refused = ApiError.of(KafkaErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED)
+            return Screening(None, self.error_response(body, version, refused, **people), _unchanged)
         if not may_create_tokens_for(security, context, owner):
-            code = KafkaErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED
-            return Screening(None, self.error_response(body, version, code, code.message, **people), _unchanged)
+            refused = ApiError.of(KafkaErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED)
+            return Screening(None, self.error_response(body, version, refused, **people), _unchanged)
         return Screening(body, None, _unchanged)
 
 
 _APIS = (
-    ItemApi(19, "CreateTopics", ("topics",), "topics", lambda t: t.name, lambda r: r.name, _named,
+    ItemApi(ApiKey.CREATE_TOPICS, ("topics",), "topics", lambda t: t.name, lambda r: r.name, _named,
             _topic_check(AclOperation.CREATE), cluster_operation=AclOperation.CREATE),
-    ItemApi(20, "DeleteTopics", ("topics", "topic_names"), "responses", _delete_topic_key, _delete_topic_response_key,
+    ItemApi(ApiKey.DELETE_TOPICS, ("topics", "topic_names"), "responses", _delete_topic_key, _delete_topic_response_key,
             _delete_topic_error, _delete_topic_check),
-    ClusterApi(30, "CreateAcls", AclOperation.ALTER,
-               _each(30, "creations", "results", lambda entry_type, item, error: wire.build(entry_type, **error))),
-    ClusterApi(31, "DeleteAcls", AclOperation.ALTER,
-               _each(31, "filters", "filter_results", lambda entry_type, item, error: wire.build(entry_type, **error))),
-    ItemApi(33, "AlterConfigs", ("resources",), "responses", _config_key, _config_key, _config_error, _config_check),
-    ItemApi(37, "CreatePartitions", ("topics",), "results", lambda t: t.name, lambda r: r.name, _named,
+    ClusterApi(ApiKey.CREATE_ACLS, AclOperation.ALTER,
+               _each(ApiKey.CREATE_ACLS, "creations", "results", lambda entry_type, item, error: wire.build(entry_type, **error))),
+    ClusterApi(ApiKey.DELETE_ACLS, AclOperation.ALTER,
+               _each(ApiKey.DELETE_ACLS, "filters", "filter_results", lambda entry_type, item, error: wire.build(entry_type, **error))),
+    ItemApi(ApiKey.ALTER_CONFIGS, ("resources",), "responses", _config_key, _config_key, _config_error, _config_check),
+    ItemApi(ApiKey.CREATE_PARTITIONS, ("topics",), "results", lambda t: t.name, lambda r: r.name, _named,
             _topic_check(AclOperation.ALTER)),
-    TokenApi(38, "CreateDelegationToken"),
-    TokenApi(39, "RenewDelegationToken"),
-    TokenApi(40, "ExpireDelegationToken"),
-    ItemApi(44, "IncrementalAlterConfigs", ("resources",), "responses", _config_key, _config_key, _config_error,
+    TokenApi(ApiKey.CREATE_DELEGATION_TOKEN),
+    TokenApi(ApiKey.RENEW_DELEGATION_TOKEN),
+    TokenApi(ApiKey.EXPIRE_DELEGATION_TOKEN),
+    ItemApi(ApiKey.INCREMENTAL_ALTER_CONFIGS, ("resources",), "responses", _config_key, _config_key, _config_error,
             _config_check),
-    ClusterApi(45, "AlterPartitionReassignments", AclOperation.ALTER, _alter_partition_reassignments_error),
-    ClusterApi(49, "AlterClientQuotas", AclOperation.ALTER_CONFIGS,
-               _each(49, "entries", "entries", lambda entry_type, item, error: wire.build(entry_type, entity=item.entity, **error))),
-    ClusterApi(51, "AlterUserScramCredentials", AclOperation.ALTER, _alter_user_scram_credentials_error),
-    ClusterApi(57, "UpdateFeatures", AclOperation.ALTER, _update_features_error),
+    ClusterApi(ApiKey.ALTER_PARTITION_REASSIGNMENTS, AclOperation.ALTER, _alter_partition_reassignments_error),
+    ClusterApi(ApiKey.ALTER_CLIENT_QUOTAS, AclOperation.ALTER_CONFIGS,
+               _each(ApiKey.ALTER_CLIENT_QUOTAS, "entries", "entries", lambda entry_type, item, error: wire.build(entry_type, entity=item.entity, **error))),
+    ClusterApi(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, AclOperation.ALTER, _alter_user_scram_credentials_error),
+    ClusterApi(ApiKey.UPDATE_FEATURES, AclOperation.ALTER, _update_features_error),
 )
 
 FORWARDABLE_APIS = {api.api_key: api for api in _APIS}

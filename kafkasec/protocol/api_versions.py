@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 from kafkasec.errors import KafkaErrorCode, UnsupportedVersionError
+from kafkasec.protocol.api_keys import ApiKey
 
-API_VERSIONS = wire.API_VERSIONS
 _SOFTWARE_NAME_OR_VERSION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 VersionRanges = Mapping[int, "tuple[int, int]"]
@@ -42,7 +42,7 @@ def kio_versions(api_key: int, *, up_to: int = 20) -> tuple[int, int]:
 
 def api_versions_response(version: int, ranges: VersionRanges, error: KafkaErrorCode = KafkaErrorCode.NONE):
     """An ApiVersionsResponse body of ``version`` listing ``ranges`` (none with INVALID_REQUEST)."""
-    response_type = wire.response_schema(API_VERSIONS, version)
+    response_type = wire.response_schema(ApiKey.API_VERSIONS, version)
     key_type = wire.item_type(response_type, "api_keys")
     keys = ()
     if error is not KafkaErrorCode.INVALID_REQUEST:
@@ -57,11 +57,11 @@ def answer_api_versions(frame: bytes, ranges: VersionRanges) -> tuple[bytes, boo
     """The response frame to an ApiVersions request frame, and whether the request was good
     (a client whose request was refused may try again)."""
     _, version = wire.peek_api(frame)
-    low, high = ranges[API_VERSIONS]
+    low, high = ranges[ApiKey.API_VERSIONS]
     if not low <= version <= high:
         # Kafka's header for ApiVersions is v2 from request v3 on, whatever the version.
         header = wire.decode_request_header(frame, flexible=version >= 3)
-        body = api_versions_response(0, {API_VERSIONS: (low, high)}, KafkaErrorCode.UNSUPPORTED_VERSION)
+        body = api_versions_response(0, {ApiKey.API_VERSIONS: (low, high)}, KafkaErrorCode.UNSUPPORTED_VERSION)
         return wire.encode_response(body, correlation_id=int(header.correlation_id)), False
     request = wire.decode_request(frame)
     correlation_id = int(request.header.correlation_id)

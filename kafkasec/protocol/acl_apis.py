@@ -1,6 +1,6 @@
 """CreateAcls, DeleteAcls and DescribeAcls as a broker or controller answers them (Kafka's AclApis).
 
-Each handler takes the request body (a kio dataclass, see :mod:`kafkasec.wire`), its version
+Each handler takes the request body (a kio dataclass, see :mod:`kafkasec.protocol.wire`), its version
 and the RequestContext, authorizes through the facade, and returns the response body. The
 caller needs ALTER on the cluster to create or delete ACLs and DESCRIBE to list them, else the
 whole request is answered CLUSTER_AUTHORIZATION_FAILED (31). An ACL the wire carries with a
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 from kafkasec.acl import (
     AccessControlEntry,
     AccessControlEntryFilter,
@@ -23,15 +23,12 @@ from kafkasec.acl import (
 )
 from kafkasec.context import RequestContext
 from kafkasec.errors import InvalidRequestError, KafkaError, KafkaErrorCode
-from kafkasec.forwardable import CLUSTER, FORWARDABLE_APIS
+from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.protocol.errors import ApiError
+from kafkasec.protocol.forwardable import CLUSTER, FORWARDABLE_APIS
 
-CREATE_ACLS, DELETE_ACLS, DESCRIBE_ACLS = 30, 31, 29
-
-
-def _error_fields(error: KafkaError | None) -> dict:
-    if error is None:
-        return {"error_code": wire.error_code(0), "error_message": None}
-    return {"error_code": wire.error_code(error.code), "error_message": error.message}
+CREATE_ACLS, DELETE_ACLS, DESCRIBE_ACLS = ApiKey.CREATE_ACLS, ApiKey.DELETE_ACLS, ApiKey.DESCRIBE_ACLS
+_CLUSTER_REFUSED = ApiError.of(KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED)
 
 
 def _invalid(error: Exception) -> InvalidRequestError:
@@ -62,8 +59,7 @@ def handle_create_acls(security, context: RequestContext, body, version: int):
     """The CreateAclsResponse for ``body``: one result per creation, in order."""
     api = FORWARDABLE_APIS[CREATE_ACLS]
     if not security.is_allowed(context, AclOperation.ALTER, CLUSTER):
-        code = KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED
-        return api.error_response(body, version, code, code.message)
+        return api.error_response(body, version, _CLUSTER_REFUSED)
     errors: dict[int, KafkaError] = {}
     valid: list[tuple[int, AclBinding]] = []
     for index, creation in enumerate(body.creations):
@@ -77,7 +73,7 @@ def handle_create_acls(security, context: RequestContext, body, version: int):
     response_type = wire.response_schema(CREATE_ACLS, version)
     result_type = wire.item_type(response_type, "results")
     results = tuple(
-        wire.build(result_type, **_error_fields(errors.get(index))) for index in range(len(body.creations))
+        wire.build(result_type, **ApiError.from_exception(errors.get(index)).fields()) for index in range(len(body.creations))
     )
     return wire.build(response_type, results=results)
 
@@ -86,8 +82,7 @@ def handle_delete_acls(security, context: RequestContext, body, version: int):
     """The DeleteAclsResponse for ``body``: per filter, the ACLs it deleted."""
     api = FORWARDABLE_APIS[DELETE_ACLS]
     if not security.is_allowed(context, AclOperation.ALTER, CLUSTER):
-        code = KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED
-        return api.error_response(body, version, code, code.message)
+        return api.error_response(body, version, _CLUSTER_REFUSED)
     response_type = wire.response_schema(DELETE_ACLS, version)
     result_type = wire.item_type(response_type, "filter_results")
     matching_type = wire.item_type(result_type, "matching_acls")
@@ -109,8 +104,7 @@ def handle_delete_acls(security, context: RequestContext, body, version: int):
         matching = tuple(
             wire.build(
                 matching_type,
-                error_code=wire.error_code(0),
-                error_message=None,
+                **ApiError.NONE.fields(),
                 resource_type=int(binding.pattern.resource_type),
                 resource_name=binding.pattern.name,
                 pattern_type=int(binding.pattern.pattern_type),
@@ -121,7 +115,7 @@ def handle_delete_acls(security, context: RequestContext, body, version: int):
             )
             for binding in deleted.get(index, ())
         )
-        results.append(wire.build(result_type, matching_acls=matching, **_error_fields(errors.get(index))))
+        results.append(wire.build(result_type, matching_acls=matching, **ApiError.from_exception(errors.get(index)).fields()))
     return wire.build(response_type, filter_results=tuple(results))
 
 
@@ -129,15 +123,14 @@ def handle_describe_acls(security, context: RequestContext, body, version: int):
     """The DescribeAclsResponse for ``body``: matching ACLs grouped by resource pattern."""
     response_type = wire.response_schema(DESCRIBE_ACLS, version)
     if not security.is_allowed(context, AclOperation.DESCRIBE, CLUSTER):
-        code = KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED
-        return wire.build(response_type, error_code=wire.error_code(code), error_message=code.message)
+        return wire.build(response_type, **_CLUSTER_REFUSED.fields())
     try:
         acl_filter = AclBindingFilter(
             ResourcePatternFilter(body.resource_type_filter, body.resource_name_filter, getattr(body, "pattern_type_filter", 3)),
             AccessControlEntryFilter(body.principal_filter, body.host_filter, body.operation, body.permission_type),
         )
     except (TypeError, ValueError) as error:
-        return wire.build(response_type, **_error_fields(_invalid(error)))
+        return wire.build(response_type, **ApiError.from_exception(_invalid(error)).fields())
     resource_type = wire.item_type(response_type, "resources")
     acl_type = wire.item_type(resource_type, "acls")
     grouped: dict[ResourcePattern, list[AclBinding]] = defaultdict(list)
@@ -162,7 +155,7 @@ def handle_describe_acls(security, context: RequestContext, body, version: int):
         )
         for pattern, bindings in grouped.items()
     )
-    return wire.build(response_type, error_code=wire.error_code(0), error_message=None, resources=resources)
+    return wire.build(response_type, resources=resources, **ApiError.NONE.fields())
 
 
 HANDLERS = {

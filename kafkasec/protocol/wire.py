@@ -39,16 +39,16 @@ try:
     from kio.serial.writers import write_compact_array_length, write_legacy_array_length
 except ImportError as error:  # pragma: no cover - depends on how kafkasec was installed
     raise ImportError(
-        "kafkasec.wire needs the 'wire' extra: pip install 'kafkasec[wire]'"
+        "kafkasec.protocol.wire needs the 'wire' extra: pip install 'kafkasec[wire]'"
     ) from error
 finally:
     if _HIDE_HYPOTHESIS:
         del sys.modules["hypothesis"]
 
 from kafkasec.context import RequestContext
+from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.errors import InvalidRequestError, KafkaErrorCode, UnsupportedVersionError
 
-API_VERSIONS = 18
 
 
 RequestHeader = typing.Union[RequestHeaderV1, RequestHeaderV2]
@@ -311,7 +311,7 @@ def encode_request(body, *, correlation_id: int, client_id: str | None) -> bytes
 
 
 def _response_header_type(schema: type) -> type:
-    if schema.__api_key__ == API_VERSIONS or not schema.__flexible__:
+    if schema.__api_key__ == ApiKey.API_VERSIONS or not schema.__flexible__:
         return ResponseHeaderV0
     return ResponseHeaderV1
 

@@ -26,13 +26,16 @@ import uuid
 
 from attrs import field, frozen, validators
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType, operations_to_bitfield
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import InvalidRequestError, KafkaErrorCode
+from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.protocol.errors import ApiError
 from kafkasec.server.catalogue import Catalogue, Group, INTERNAL_TOPICS, Topic, topic_name_problem
 
-METADATA, FIND_COORDINATOR, DESCRIBE_GROUPS, DESCRIBE_CLUSTER = 3, 10, 15, 60
+METADATA, FIND_COORDINATOR = ApiKey.METADATA, ApiKey.FIND_COORDINATOR
+DESCRIBE_GROUPS, DESCRIBE_CLUSTER = ApiKey.DESCRIBE_GROUPS, ApiKey.DESCRIBE_CLUSTER
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 """The schemas' default for an authorized-operations field nobody asked for (Integer.MIN_VALUE)."""
 
@@ -56,10 +59,6 @@ NO_NODE = Node(-1, "", -1)
 """Kafka's ``Node.noNode()``: where a refused FindCoordinator points."""
 
 
-def _codes(code: KafkaErrorCode) -> dict:
-    return {"error_code": wire.error_code(code)}
-
-
 def _topic_error(topic_type, name: str, code: KafkaErrorCode, operations: int, *, is_internal: bool = False):
     """A Metadata topic answered with ``code`` and no partitions (refused, unknown or illegal)."""
     return wire.build(
@@ -68,7 +67,7 @@ def _topic_error(topic_type, name: str, code: KafkaErrorCode, operations: int, *
         topic_id=_ZERO_UUID,
         is_internal=is_internal,
         topic_authorized_operations=operations,
-        **_codes(code),
+        **ApiError(code).code_field(),
     )
 
 
@@ -158,7 +157,7 @@ class ClusterRequests:
             cluster_id=self.cluster_id,
             controller_id=self.node.node_id,
             cluster_authorized_operations=cluster_operations,
-            **_codes(KafkaErrorCode.NONE),
+            **ApiError.NONE.code_field(),
         )
         return wire.encode_with_items(response, "topics", topics)
 
@@ -190,7 +189,7 @@ class ClusterRequests:
                 replica_nodes=(node,),
                 isr_nodes=(node,),
                 offline_replicas=(),
-                **_codes(KafkaErrorCode.NONE),
+                **ApiError.NONE.code_field(),
             )
             for index in range(topic.partitions)
         )
@@ -201,7 +200,7 @@ class ClusterRequests:
             is_internal=topic.is_internal,
             partitions=partitions,
             topic_authorized_operations=operations,
-            **_codes(KafkaErrorCode.NONE),
+            **ApiError.NONE.code_field(),
         )
 
     # ------------------------------------------------------------------ DescribeCluster
@@ -213,13 +212,13 @@ class ClusterRequests:
             return wire.build(
                 response_type,
                 error_message=f"Unsupported endpoint type {endpoint_type}",
-                **_codes(KafkaErrorCode.UNSUPPORTED_ENDPOINT_TYPE),
+                **ApiError(KafkaErrorCode.UNSUPPORTED_ENDPOINT_TYPE).code_field(),
             )
         if endpoint_type != BROKER_ENDPOINT:
             return wire.build(
                 response_type,
                 error_message="The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER",
-                **_codes(KafkaErrorCode.MISMATCHED_ENDPOINT_TYPE),
+                **ApiError(KafkaErrorCode.MISMATCHED_ENDPOINT_TYPE).code_field(),
             )
         operations = AUTHORIZED_OPERATIONS_OMITTED
         if body.include_cluster_authorized_operations:
@@ -232,7 +231,7 @@ class ClusterRequests:
             controller_id=self.node.node_id,
             brokers=(self._broker(wire.item_type(response_type, "brokers"), is_fenced=False),),
             cluster_authorized_operations=operations,
-            **_codes(KafkaErrorCode.NONE),
+            **ApiError.NONE.code_field(),
         )
 
     # ------------------------------------------------------------------ FindCoordinator
@@ -259,7 +258,7 @@ class ClusterRequests:
             # Kafka sends the error's message even for NONE, which reads "NONE".
             message = code.name if code is KafkaErrorCode.NONE else code.message
             return wire.build(
-                response_type, error_message=message, node_id=node.node_id, host=node.host, port=node.port, **_codes(code)
+                response_type, error_message=message, node_id=node.node_id, host=node.host, port=node.port, **ApiError(code).code_field()
             )
         coordinator_type = wire.item_type(response_type, "coordinators")
         coordinators = []
@@ -273,7 +272,7 @@ class ClusterRequests:
                     host=node.host,
                     port=node.port,
                     error_message=None if code is KafkaErrorCode.NONE else code.message,
-                    **_codes(code),
+                    **ApiError(code).code_field(),
                 )
             )
         return wire.build(response_type, coordinators=tuple(coordinators))
@@ -295,7 +294,7 @@ class ClusterRequests:
                         protocol_type="",
                         protocol_data="",
                         authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
-                        **_codes(KafkaErrorCode.GROUP_AUTHORIZATION_FAILED),
+                        **ApiError(KafkaErrorCode.GROUP_AUTHORIZATION_FAILED).code_field(),
                     )
                 )
                 continue
@@ -322,7 +321,7 @@ class ClusterRequests:
             group_state="Dead",
             error_message=message,
             authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
-            **_codes(code),
+            **ApiError(code).code_field(),
         )
 
     @staticmethod
@@ -346,7 +345,7 @@ class ClusterRequests:
             protocol_data=group.protocol,
             members=members,
             authorized_operations=operations,
-            **_codes(KafkaErrorCode.NONE),
+            **ApiError.NONE.code_field(),
         )
 
 

@@ -28,14 +28,15 @@ from typing import Iterable
 
 from attrs import frozen
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 from kafkasec.acl import AclOperation
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import InvalidRequestError, KafkaError, KafkaErrorCode
-from kafkasec.forwardable import CLUSTER, FORWARDABLE_APIS
+from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.protocol.errors import ApiError
+from kafkasec.protocol.forwardable import CLUSTER, FORWARDABLE_APIS
 from kafkasec.settings import CONTROLLER_LISTENER_NAMES, INTER_BROKER_LISTENER_NAME
 
-ENVELOPE_API_KEY = 58
 ENVELOPE_VERSION = 0
 DEFAULT_TIMEOUT_MS = 30_000
 """How long a broker keeps retrying a forwarded request (Kafka: request.timeout.ms)."""
@@ -61,7 +62,7 @@ _TRANSITIONS = {
 
 
 def _envelope_types():
-    return wire.request_schema(ENVELOPE_API_KEY, ENVELOPE_VERSION), wire.response_schema(ENVELOPE_API_KEY, ENVELOPE_VERSION)
+    return wire.request_schema(ApiKey.ENVELOPE, ENVELOPE_VERSION), wire.response_schema(ApiKey.ENVELOPE, ENVELOPE_VERSION)
 
 
 def address_bytes(address: str) -> bytes:
@@ -137,7 +138,7 @@ class ForwardingExchange:
 
     def _fail(self, method: str, code: KafkaErrorCode, message: str | None = None) -> None:
         self._check_state(method)
-        body = self.api.error_response(self.request.body, self.request.api_version, code, message or code.message)
+        body = self.api.error_response(self.request.body, self.request.api_version, ApiError.of(code, message))
         self._finish_with(body)
 
     def send_envelope(self, *, now_ms: int, correlation_id: int = 0) -> bytes | None:
@@ -163,7 +164,7 @@ class ForwardingExchange:
         """The controller's answer to the envelope last sent."""
         self._check_state("receive_envelope_response")
         try:
-            _, envelope = wire.decode_response(frame, ENVELOPE_API_KEY, ENVELOPE_VERSION)
+            _, envelope = wire.decode_response(frame, ApiKey.ENVELOPE, ENVELOPE_VERSION)
         except KafkaError:
             self._fail("receive_envelope_response", KafkaErrorCode.UNKNOWN_SERVER_ERROR)
             return
@@ -288,7 +289,7 @@ def open_envelope(
     """
     envelope_request = wire.decode_request(envelope_frame)
     correlation_id = int(envelope_request.header.correlation_id)
-    if envelope_request.api_key != ENVELOPE_API_KEY:
+    if envelope_request.api_key != ApiKey.ENVELOPE:
         raise ValueError(f"not an envelope: API key {envelope_request.api_key}")
     allowed = privileged_listeners(security.config) if listeners is None else frozenset(listeners)
     if context.listener_name not in allowed:

@@ -1,7 +1,7 @@
 """The four delegation-token APIs on the wire: CreateDelegationToken (38), RenewDelegationToken
 (39), ExpireDelegationToken (40) and DescribeDelegationToken (41).
 
-Each handler takes the request body (a kio dataclass, see :mod:`kafkasec.wire`), its version and
+Each handler takes the request body (a kio dataclass, see :mod:`kafkasec.protocol.wire`), its version and
 the RequestContext, calls the facade (whose rules are Kafka's, see :mod:`kafkasec.tokens.admin`)
 and answers as Kafka's KafkaApis does: a refusal is the error code with the owner and requester
 filled in for CreateDelegationToken, ``-1`` timestamps for renew and expire, and no tokens for
@@ -14,13 +14,18 @@ from __future__ import annotations
 
 import datetime
 
-from kafkasec import wire
+from kafkasec.protocol import wire
 from kafkasec.context import RequestContext
-from kafkasec.errors import InvalidPrincipalTypeError, KafkaError, KafkaErrorCode
+from kafkasec.errors import InvalidPrincipalTypeError, KafkaError
+from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.protocol.errors import ApiError
 from kafkasec.principals.principal import KafkaPrincipal
 from kafkasec.tokens.model import DelegationToken
 
-CREATE_DELEGATION_TOKEN, RENEW_DELEGATION_TOKEN, EXPIRE_DELEGATION_TOKEN, DESCRIBE_DELEGATION_TOKEN = 38, 39, 40, 41
+CREATE_DELEGATION_TOKEN = ApiKey.CREATE_DELEGATION_TOKEN
+RENEW_DELEGATION_TOKEN = ApiKey.RENEW_DELEGATION_TOKEN
+EXPIRE_DELEGATION_TOKEN = ApiKey.EXPIRE_DELEGATION_TOKEN
+DESCRIBE_DELEGATION_TOKEN = ApiKey.DESCRIBE_DELEGATION_TOKEN
 ERROR_TIMESTAMP = -1
 """Kafka's DelegationTokenManager.ErrorTimestamp: the timestamps of a refused request."""
 
@@ -32,7 +37,8 @@ def _milliseconds(period: datetime.timedelta) -> int:
 
 
 def _code(error: KafkaError | None):
-    return wire.error_code(KafkaErrorCode.NONE if error is None else error.code)
+    # These responses carry a code and no message.
+    return ApiError.from_exception(error).code_field()["error_code"]
 
 
 def _wire_principal(principal_type: str | None, name: str | None, role: str) -> KafkaPrincipal:
@@ -87,7 +93,7 @@ def handle_create_delegation_token(security, context: RequestContext, body, vers
     return wire.build(wire.response_schema(CREATE_DELEGATION_TOKEN, version), error_code=_code(error), **fields)
 
 
-def _expiry_response(api_key: int, version: int, change) -> object:
+def _expiry_response(api_key: ApiKey, version: int, change) -> object:
     """Renew and expire answer the same way: the new expiry timestamp, or -1 and the error."""
     try:
         expiry, error = change(), None

@@ -1,0 +1,123 @@
+"""Which APIs a node serves once a client has logged in, and the handler of each.
+
+One registry per node, keyed by :class:`~kafkasec.protocol.api_keys.ApiKey`. Its handlers come
+from the ``kafkasec_api_handlers`` hook: the built-in plugins answer it with the SDK's own
+handlers (ACLs in :mod:`.acl_apis`, SCRAM credentials in :mod:`.scram_apis`, delegation tokens
+in :mod:`.token_apis`), and a plugin of yours may serve an API of its own or replace a built-in
+one. The read APIs of the endpoint's catalogue (:mod:`.cluster_apis`) are the node's own, added
+by the endpoint. Each handler takes ``(security, context, body, version)`` and returns a
+response body; :meth:`ApiHandlers.handle` wraps it in a frame.
+
+A handler's KafkaError is answered as Kafka's ``handleError`` does, with the request's error
+response (:class:`~kafkasec.protocol.errors.ApiError`); a state that cannot be written is
+REQUEST_TIMED_OUT (busy) or KAFKA_STORAGE_ERROR, both retriable; an unexpected exception is
+UNKNOWN_SERVER_ERROR, logged, and the connection stays up.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable, Mapping
+
+from kafkasec.context import RequestContext
+from kafkasec.errors import KafkaError, KafkaErrorCode
+from kafkasec.protocol import wire
+from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.protocol.api_versions import VersionRanges, kio_versions
+from kafkasec.protocol.errors import ApiError
+from kafkasec.protocol.forwardable import FORWARDABLE_APIS
+from kafkasec.store.base import StateError
+
+Handler = Callable[[object, RequestContext, object, int], object]
+"""handler(security, context, request body, version) -> response body."""
+
+log = logging.getLogger(__name__)
+
+
+def error_response(api_key: int, version: int, body, error: ApiError):
+    """The whole request answered with one error (Kafka's ``AbstractRequest.getErrorResponse``)."""
+    api = FORWARDABLE_APIS.get(api_key)
+    if api is not None:
+        return api.error_response(body, version, error)
+    return wire.build(wire.response_schema(api_key, version), **error.fields())
+
+
+def collect_handlers(security, own: Mapping[int, Handler] | None = None) -> dict[ApiKey, Handler]:
+    """The handlers the plugins offer through ``kafkasec_api_handlers``, over ``own`` (the
+    node's own, e.g. its catalogue's read APIs).
+
+    Plugins are asked first and built-ins last (``trylast``), and the first answer for an API
+    key wins: a plugin replaces a built-in handler. Two plugins that are not built-ins serving
+    one API is a configuration mistake, refused with a ValueError naming both.
+    """
+    served: dict[ApiKey, Handler] = {}
+    claimed_by: dict[ApiKey, str] = {}
+    caller = security.plugin_manager.hook.kafkasec_api_handlers
+    arguments = {"security": security}
+    for impl in reversed(caller.get_hookimpls()):  # pluggy's call order
+        answer = impl.function(*(arguments[name] for name in impl.argnames)) or {}
+        for key, handler in answer.items():
+            api_key = ApiKey(key)
+            if api_key in served:
+                if not impl.trylast and api_key in claimed_by:
+                    raise ValueError(
+                        f"the plugins {claimed_by[api_key]!r} and {impl.plugin_name!r} both serve {api_key.title}"
+                    )
+                continue
+            if not callable(handler):
+                raise TypeError(f"the plugin {impl.plugin_name!r} offers {handler!r} for {api_key.title}, not a handler")
+            served[api_key] = handler
+            if not impl.trylast:
+                claimed_by[api_key] = impl.plugin_name
+    for key, handler in (own or {}).items():
+        served.setdefault(ApiKey(key), handler)
+    return served
+
+
+class ApiHandlers:
+    """The APIs after login: ``ranges`` for ApiVersions, ``handlers`` for everything else.
+
+    SaslHandshake and SaslAuthenticate are listed (a client looks for them) but answered by the
+    authenticator. Envelope is listed only by an endpoint that accepts envelopes.
+    """
+
+    def __init__(self, handlers: Mapping[int, Handler], *, accepts_envelopes: bool):
+        self.handlers: dict[ApiKey, Handler] = {ApiKey(key): handler for key, handler in handlers.items()}
+        listed = [ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE, *self.handlers]
+        if accepts_envelopes:
+            listed.append(ApiKey.ENVELOPE)
+        self.ranges: VersionRanges = {api_key: kio_versions(api_key) for api_key in listed}
+
+    @classmethod
+    def collect(cls, security, own: Mapping[int, Handler] | None = None, *, accepts_envelopes: bool) -> ApiHandlers:
+        """The registry of ``security``'s plugins over ``own`` (see :func:`collect_handlers`)."""
+        return cls(collect_handlers(security, own), accepts_envelopes=accepts_envelopes)
+
+    @property
+    def forwardable(self) -> frozenset[ApiKey]:
+        """The served APIs that a broker forwards to its controller (KIP-590)."""
+        return frozenset(self.handlers) & frozenset(FORWARDABLE_APIS)
+
+    def serves(self, api_key: int, version: int) -> bool:
+        low, high = self.ranges.get(api_key, (0, -1))
+        return low <= version <= high
+
+    def handle(self, security, context: RequestContext, request: wire.Request) -> bytes:
+        """The response frame to an authenticated request of an API in ``handlers``."""
+        api_key, version = request.api_key, request.api_version
+        try:
+            body = self.handlers[api_key](security, context, request.body, version)
+        except KafkaError as error:
+            body = error_response(api_key, version, request.body, ApiError.from_exception(error))
+        except StateError as error:
+            # A write that found the state busy or unwritable: nothing was written, and the
+            # client is told so with a retriable code (the store's text stays in this log).
+            log.warning("API key %d v%d from %s: %s", api_key, version, context.principal, error)
+            body = error_response(api_key, version, request.body, ApiError.from_exception(error))
+        except Exception:
+            log.exception("handling API key %d v%d from %s failed", api_key, version, context.principal)
+            body = error_response(api_key, version, request.body, ApiError(KafkaErrorCode.UNKNOWN_SERVER_ERROR))
+        return wire.encode_response(body, correlation_id=int(request.header.correlation_id))
+
+
+__all__ = ["ApiHandlers", "Handler", "collect_handlers", "error_response"]
