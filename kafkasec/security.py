@@ -1,38 +1,30 @@
 """KafkaSecurity: the one object a broker, proxy or gateway embeds.
 
-It owns the plugin manager, the state store and the standard authorizer, and routes every
-question through the hooks, so a plugin can change any answer and audit sees every decision.
+A thin composition: it opens the state (through the store hooks), follows its log, and hands
+each concern to a narrow service that the wire handlers and the command line use as well:
+``authorization`` (every decision through the ``kafkasec_authorize`` hook, audited),
+``acl_service``, ``scram_service``, ``token_service`` and ``principals``. Its own methods are
+those services' methods, so that an embedder has one object to call.
 """
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections import Counter
 from typing import Callable, Iterable, Mapping, Sequence
 
-from attrs import evolve
-
-from kafkasec.acl import (
-    AclBinding,
-    AclBindingFilter,
-    AclOperation,
-    ResourcePattern,
-    supported_operations,
-)
+from kafkasec.acl import AclBinding, AclBindingFilter, AclOperation, ResourcePattern
+from kafkasec.authorizer.acl_service import AclService
 from kafkasec.authorizer.decision import AuthorizationDecision
 from kafkasec.authorizer.index import StoredAcl
-from kafkasec.authorizer.standard import (
-    AclCreateResult,
-    AclDeleteResult,
-    Grantee,
-    StandardAuthorizer,
-)
+from kafkasec.authorizer.service import AuthorizationService
+from kafkasec.authorizer.standard import AclCreateResult, AclDeleteResult, Grantee, StandardAuthorizer
 from kafkasec.context import Action, AuthorizationResult, RequestContext
-from kafkasec.errors import KafkaError, PrincipalDeserializationError
 from kafkasec.plugins import make_plugin_manager
 from kafkasec.principals.principal import KafkaPrincipal
-from kafkasec.scram import admin as scram_admin
+from kafkasec.principals.service import PrincipalService
+from kafkasec.scram.admin import AlterUserScramCredentialsResult, DescribeUserScramCredentialsResult
+from kafkasec.scram.cache import ScramCredentialCache
 from kafkasec.scram.credentials import (
     ScramCredential,
     ScramMechanism,
@@ -40,14 +32,14 @@ from kafkasec.scram.credentials import (
     UserScramCredentialUpsertion,
 )
 from kafkasec.scram.server import DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, ScramServer
-from kafkasec.scram.cache import ScramCredentialCache
+from kafkasec.scram.service import ScramService
 from kafkasec.settings import parse_bool, parse_milliseconds
 from kafkasec.store.follower import StateFollower
 from kafkasec.store.records import DelegationTokenRecord, RemoveDelegationTokenRecord
 from kafkasec.store.writer import LocalWriter, StateWriter
-from kafkasec.tokens import admin as token_admin
 from kafkasec.tokens.manager import DelegationTokenManager, wall_clock_ms
 from kafkasec.tokens.model import DelegationToken
+from kafkasec.tokens.service import TokenService
 from kafkasec.tokens.sweeper import TokenExpirySweeper
 
 SUPER_USERS = "super.users"
@@ -57,17 +49,8 @@ STATE_URL = "kafkasec.state.url"
 FAILED_AUTHENTICATION_DELAY_MS = "connection.failed.authentication.delay.ms"
 
 
-@functools.lru_cache(maxsize=16_384)
-def _operation_actions(resource_pattern: ResourcePattern) -> tuple[list[AclOperation], tuple[Action, ...]]:
-    """The supported operations of a resource and one unaudited Action each (KIP-430). Actions
-    are immutable, and a Metadata answer asks this for every topic, every time: the cache
-    holds a large catalogue's topics (about 1 KB each) so that they are not rebuilt per answer."""
-    operations = sorted(supported_operations(resource_pattern.resource_type))
-    return operations, tuple(Action(op, resource_pattern, 1, False, False) for op in operations)
-
-
 class KafkaSecurity:
-    """Authorization (and, as they land, authentication and forwarding) for one node.
+    """Kafka's security for one node: authorization, SCRAM and token logins, principals, forwarding.
 
     Build it with keyword arguments, or from a Kafka-style config with :meth:`from_config`.
     ``state_path`` is where the security state lives: a SQLite file, None or ":memory:" (in
@@ -122,6 +105,17 @@ class KafkaSecurity:
                 self.delegation_tokens.load_token_snapshot(
                     {info.token_id: (info, key) for info, key in token_store.load_delegation_tokens()}
                 )
+            self.authorization = AuthorizationService(self, hook, self.authorizer)
+            self.acl_service = AclService(self, hook, self.authorizer, self.writer)
+            self.principals = PrincipalService(self, hook)
+            self.scram_service = ScramService(
+                self.authorization,
+                self.scram_credential_store,
+                self.writer,
+                self.delegation_tokens.token_login,
+                failed_authentication_delay_ms=self.failed_authentication_delay_ms,
+            )
+            self.token_service = TokenService(self.authorization, self.delegation_tokens)
             credentials = self.scram_credential_store
             self.follower = StateFollower(
                 self.store,
@@ -157,24 +151,18 @@ class KafkaSecurity:
         )
 
     # ------------------------------------------------------------------ authorization
+    # AuthorizationService (kafkasec.authorizer.service) answers; the methods stay here so that
+    # an embedder has one object to call.
 
     def decide(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationDecision]:
         """Decisions with provenance for ``actions``; each batch reaches the audit hook."""
         self._check_open()
-        actions = list(actions)
-        decisions = self._hook.kafkasec_authorize(security=self, context=context, actions=actions)
-        if decisions is None or len(decisions) != len(actions):
-            raise RuntimeError(
-                f"the authorizer plugins answered {None if decisions is None else len(decisions)} "
-                f"decisions for {len(actions)} actions"
-            )
-        if self._audits:
-            self._hook.kafkasec_audit(security=self, context=context, decisions=decisions)
-        return decisions
+        return self.authorization.decide(context, actions)
 
     def authorize(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationResult]:
         """One ALLOWED/DENIED per action, as Kafka's ``Authorizer.authorize``."""
-        return [decision.result for decision in self.decide(context, actions)]
+        self._check_open()
+        return self.authorization.authorize(context, actions)
 
     def explain(self, context: RequestContext, action: Action) -> AuthorizationDecision:
         """The decision for one action, with the plugin and the ACL or default rule behind it."""
@@ -182,7 +170,8 @@ class KafkaSecurity:
 
     def is_allowed(self, context: RequestContext, operation, resource_pattern: ResourcePattern) -> bool:
         """Whether ``authorize`` allows ``operation`` on ``resource_pattern`` (one action, audited)."""
-        return self.authorize(context, [Action(operation, resource_pattern)])[0] is AuthorizationResult.ALLOWED
+        self._check_open()
+        return self.authorization.is_allowed(context, operation, resource_pattern)
 
     def authorized_operations(self, context: RequestContext, resource_pattern: ResourcePattern) -> frozenset[AclOperation]:
         """KIP-430, as a Kafka broker computes it: authorize each supported operation without
@@ -194,26 +183,21 @@ class KafkaSecurity:
     ) -> list[frozenset[AclOperation]]:
         """:meth:`authorized_operations` of each pattern, asked of the authorizer in one batch
         (a Metadata answer with operations asks it for every topic)."""
-        asked = [_operation_actions(pattern) for pattern in resource_patterns]
-        results = iter(self.authorize(context, [action for _, actions in asked for action in actions]))
-        allowed = AuthorizationResult.ALLOWED
-        return [frozenset(op for op in operations if next(results) is allowed) for operations, _ in asked]
+        self._check_open()
+        return self.authorization.authorized_operations_many(context, resource_patterns)
 
     def authorize_by_resource_type(self, context: RequestContext, operation, resource_type) -> AuthorizationResult:
         """Kafka's ``authorizeByResourceType``, answered from the ACL index."""
-        return self.authorizer.authorize_by_resource_type(context, operation, resource_type)
+        return self.authorization.authorize_by_resource_type(context, operation, resource_type)
 
     def who_can(self, operation, resource_pattern: ResourcePattern) -> tuple[Grantee, ...]:
-        return self.authorizer.who_can(operation, resource_pattern)
+        return self.authorization.who_can(operation, resource_pattern)
 
     def plugins_changed(self) -> None:
         """Look again at which hooks have implementations; call it after registering or
         unregistering a plugin on a running instance. Hooks nobody implements cost nothing
         per request: the facade skips principal expansion and audit when no plugin has them."""
-        hook = self._hook
-        expands = bool(hook.kafkasec_expand_principal.get_hookimpls())
-        self.authorizer.principal_expander = self._expand_principal if expands else None
-        self._audits = bool(hook.kafkasec_audit.get_hookimpls())
+        self.authorization.plugins_changed()
 
     def register_plugin(self, plugin, name: str) -> None:
         """Register ``plugin`` (an object with ``@hookimpl`` methods) for this instance's life.
@@ -228,51 +212,21 @@ class KafkaSecurity:
         self._instance_plugins.append(registered)
         self.plugins_changed()
 
-    def _expand_principal(self, principal: KafkaPrincipal, context: RequestContext) -> list[KafkaPrincipal]:
-        groups = []
-        for contributed in self._hook.kafkasec_expand_principal(security=self, principal=principal, context=context):
-            groups.extend(contributed or ())
-        return groups
-
-    # ------------------------------------------------------------------ principals
+    # ------------------------------------------------------------------ principals (PrincipalService)
 
     def build_principal(self, context) -> KafkaPrincipal:
         """The principal of an authenticated connection (``kafkasec_build_principal``), from an
-        authentication context of ``kafkasec.principals.authentication``.
-
-        As Kafka's SaslServerAuthenticator does, a SCRAM login with a delegation token gives a
-        principal marked ``token_authenticated``, whichever plugin built it.
-        """
-        principal = self._hook.kafkasec_build_principal(security=self, context=context)
-        if principal is None:
-            raise ValueError(f"no plugin built a principal for {context!r}")
-        if getattr(context, "token_authenticated", False) and not principal.token_authenticated:
-            principal = evolve(principal, token_authenticated=True)
-        return principal
+        authentication context of ``kafkasec.principals.authentication``; a token login's
+        principal is marked ``token_authenticated``, as Kafka's."""
+        return self.principals.build_principal(context)
 
     def serialize_principal(self, principal: KafkaPrincipal) -> bytes:
         """The bytes that carry ``principal`` in a KIP-590 envelope (through the serde hooks)."""
-        if not isinstance(principal, KafkaPrincipal):
-            raise TypeError(f"serialize_principal takes a KafkaPrincipal, not {principal!r}")
-        data = self._hook.kafkasec_serialize_principal(security=self, principal=principal)
-        if data is None:
-            raise ValueError(f"no plugin serialized the principal {principal}")
-        return data
+        return self.principals.serialize_principal(principal)
 
     def deserialize_principal(self, data: bytes) -> KafkaPrincipal:
-        """The principal in envelope bytes; anything unreadable is PRINCIPAL_DESERIALIZATION_FAILURE
-        (97), whichever plugin failed and however."""
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TypeError(f"deserialize_principal takes bytes, not {type(data).__name__}")
-        try:
-            principal = self._hook.kafkasec_deserialize_principal(security=self, data=bytes(data))
-        except KafkaError:
-            raise
-        except Exception as error:
-            raise PrincipalDeserializationError(f"the principal data could not be read: {error}") from error
-        if principal is None:
-            raise PrincipalDeserializationError("no plugin could read the principal data")
-        return principal
+        """The principal in envelope bytes; anything unreadable is PRINCIPAL_DESERIALIZATION_FAILURE (97)."""
+        return self.principals.deserialize_principal(data)
 
     # ------------------------------------------------------------------ forwarding (KIP-590)
 
@@ -287,67 +241,55 @@ class KafkaSecurity:
         with self._forwarded_lock:
             return dict(self._forwarded)
 
-    # ------------------------------------------------------------------ ACL management
+    # ------------------------------------------------------------------ ACL management (AclService)
 
     def create_acls(self, bindings: Iterable[AclBinding]) -> list[AclCreateResult]:
         """Create ACLs cluster-wide: planned against the caught-up state, appended to the log,
         applied here before this returns (and on every other node as it follows)."""
         self._check_open()
-        with self.writer.writing() as transaction:
-            results, records = self.authorizer.plan_create_acls(bindings)
-            transaction.append(records)
-        return results
+        return self.acl_service.create_acls(bindings)
 
     def delete_acls(self, filters: Iterable[AclBindingFilter]) -> list[AclDeleteResult]:
         """Delete the ACLs each filter matches, cluster-wide (as :meth:`create_acls`)."""
         self._check_open()
-        with self.writer.writing() as transaction:
-            results, records = self.authorizer.plan_delete_acls(filters)
-            transaction.append(records)
-        return results
+        return self.acl_service.delete_acls(filters)
 
     def acls(self, acl_filter: AclBindingFilter = AclBindingFilter.ANY) -> list[AclBinding]:
-        return self.authorizer.acls(acl_filter)
+        return self.acl_service.acls(acl_filter)
 
     def stored_acls(self, acl_filter: AclBindingFilter = AclBindingFilter.ANY) -> list[StoredAcl]:
         """Like :meth:`acls`, with each ACL's id and source (``store`` or a plugin's name)."""
-        return self.authorizer.stored_acls(acl_filter)
+        return self.acl_service.stored_acls(acl_filter)
 
     def reload_contributed_acls(self) -> None:
         """Ask every ``kafkasec_contribute_acls`` plugin again and swap in what each returns."""
-        caller = self._hook.kafkasec_contribute_acls
-        for impl in caller.get_hookimpls():
-            arguments = {"security": self}
-            contributed = impl.function(*(arguments[name] for name in impl.argnames))
-            self.authorizer.replace_source_acls(impl.plugin_name, contributed or ())
+        self.acl_service.reload_contributed_acls()
 
-    # ------------------------------------------------------------------ SCRAM credentials (KIP-554)
-    # The rules are Kafka's (KRaft's ScramControlManager and ScramImage), in kafkasec.scram.admin;
-    # the credentials live behind the kafkasec_scram_credential_store hook.
+    # ------------------------------------------------------------------ SCRAM credentials (ScramService, KIP-554)
 
     def describe_user_scram_credentials(
         self, users: Iterable[str] | None = None, *, context: RequestContext | None = None
-    ) -> scram_admin.DescribeUserScramCredentialsResult:
+    ) -> DescribeUserScramCredentialsResult:
         """The SCRAM mechanisms and iteration counts of ``users`` (None or empty: every user with
         a credential), never a secret. With ``context``, the caller needs DESCRIBE on the cluster."""
         self._check_open()
-        return scram_admin.describe_user_scram_credentials(self, users, context=context)
+        return self.scram_service.describe_user_scram_credentials(users, context=context)
 
     def alter_user_scram_credentials(
         self,
         alterations: Iterable[UserScramCredentialUpsertion | UserScramCredentialDeletion],
         *,
         context: RequestContext | None = None,
-    ) -> list[scram_admin.AlterUserScramCredentialsResult]:
+    ) -> list[AlterUserScramCredentialsResult]:
         """Upsert and delete credentials; one result per user, all of a user's changes or none.
         With ``context``, the caller needs ALTER on the cluster."""
         self._check_open()
-        return scram_admin.alter_user_scram_credentials(self, alterations, context=context)
+        return self.scram_service.alter_user_scram_credentials(alterations, context=context)
 
     def scram_credential(self, user: str, mechanism: ScramMechanism | str | int) -> ScramCredential | None:
         """The credential a SCRAM login of ``user`` is checked against, or None."""
         self._check_open()
-        return scram_admin.scram_credential(self, user, mechanism)
+        return self.scram_service.scram_credential(user, mechanism)
 
     def scram_server(self, mechanism: ScramMechanism | str | int, **kwargs) -> ScramServer:
         """A :class:`ScramServer` for one login, checked against this node's credentials.
@@ -358,16 +300,9 @@ class KafkaSecurity:
         go to ScramServer (``nonce_factory`` for tests, ``token_callback`` for token logins).
         """
         self._check_open()
-        server_mechanism = ScramServer.mechanism_for(mechanism)
-        kwargs.setdefault("failed_authentication_delay_ms", self.failed_authentication_delay_ms)
-        kwargs.setdefault("token_callback", lambda token_id: self.delegation_tokens.token_login(token_id, server_mechanism))
-        return ScramServer(
-            server_mechanism, lambda user: self.scram_credential(user, server_mechanism), **kwargs
-        )
+        return self.scram_service.scram_server(mechanism, **kwargs)
 
-    # ------------------------------------------------------------------ delegation tokens (KIP-48, KIP-373)
-    # Kafka's broker-side checks are in kafkasec.tokens.admin, the controller's rules in
-    # DelegationTokenManager (self.delegation_tokens); tokens live behind kafkasec_delegation_token_store.
+    # ------------------------------------------------------------------ delegation tokens (TokenService, KIP-48, KIP-373)
 
     def create_delegation_token(
         self,
@@ -379,26 +314,26 @@ class KafkaSecurity:
     ) -> DelegationToken:
         """A token for ``owner`` (default: the caller; another owner needs CREATE_TOKENS on it)."""
         self._check_open()
-        return token_admin.create_token(
-            self, self.delegation_tokens, context, owner=owner, renewers=renewers, max_lifetime_ms=max_lifetime_ms
+        return self.token_service.create_delegation_token(
+            context, owner=owner, renewers=renewers, max_lifetime_ms=max_lifetime_ms
         )
 
     def renew_delegation_token(self, context: RequestContext, hmac: bytes, renew_period_ms: int = -1) -> int:
         """Renew the token with ``hmac`` (owner or renewer only); the new expiry timestamp."""
         self._check_open()
-        return token_admin.renew_token(self.delegation_tokens, context, hmac, renew_period_ms)
+        return self.token_service.renew_delegation_token(context, hmac, renew_period_ms)
 
     def expire_delegation_token(self, context: RequestContext, hmac: bytes, expiry_period_ms: int = -1) -> int:
         """Expire the token with ``hmac`` after ``expiry_period_ms`` (< 0: now, and remove it)."""
         self._check_open()
-        return token_admin.expire_token(self.delegation_tokens, context, hmac, expiry_period_ms)
+        return self.token_service.expire_delegation_token(context, hmac, expiry_period_ms)
 
     def describe_delegation_tokens(
         self, context: RequestContext, owners: Iterable[KafkaPrincipal | str] | None = None
     ) -> list[DelegationToken]:
         """The tokens of ``owners`` (None: anyone's) that the caller may see, with their HMACs."""
         self._check_open()
-        return token_admin.describe_tokens(self, self.delegation_tokens, context, owners)
+        return self.token_service.describe_delegation_tokens(context, owners)
 
     # ------------------------------------------------------------------ the security log
 

@@ -30,7 +30,6 @@ from kafkasec.scram import (
     ScramMechanism,
     UserScramCredentialDeletion,
     UserScramCredentialUpsertion,
-    admin,
 )
 from kafkasec.protocol.scram_apis import HANDLERS, handle_alter_user_scram_credentials, handle_describe_user_scram_credentials
 
@@ -127,7 +126,7 @@ def test_a_user_altered_twice_is_duplicate_resource(security, alterations):
 
 def test_the_first_error_of_a_user_stands(security):
     """ScramControlManager skips a user already in error: no DUPLICATE_RESOURCE after it."""
-    results = admin.alter_credentials(security, [delete("alice"), delete("alice")], [up("alice"), up("bob", UNKNOWN), up("bob")])
+    results = security.scram_service.alter_credentials([delete("alice"), delete("alice")], [up("alice"), up("bob", UNKNOWN), up("bob")])
     assert outcome(results) == {"alice": MISSING, "bob": UNKNOWN_MECHANISM}
 
 
@@ -150,8 +149,7 @@ def test_kafkas_checks_and_messages(security, alteration, error):
     security.alter_user_scram_credentials([up("alice", SHA256)])
     for results in (
         security.alter_user_scram_credentials([alteration]),
-        admin.alter_credentials(
-            security,
+        security.scram_service.alter_credentials(
             [alteration] if isinstance(alteration, UserScramCredentialDeletion) else [],
             [alteration] if isinstance(alteration, UserScramCredentialUpsertion) else [],
         ),
@@ -202,7 +200,7 @@ def test_results_list_deletions_then_upsertions_then_errors(security):
     results = security.alter_user_scram_credentials([up("u1"), up("e1", UNKNOWN), delete("d2"), up("u2"), delete("e2"), delete("d1")])
     # The controller's deletions, upsertions, errors; then the users the admin client refused.
     assert [r.user for r in results] == ["d2", "d1", "u1", "u2", "e2", "e1"]
-    results = admin.alter_credentials(security, [delete("e2"), delete("u1")], [up("e1", UNKNOWN), up("u3")])
+    results = security.scram_service.alter_credentials([delete("e2"), delete("u1")], [up("e1", UNKNOWN), up("u3")])
     assert [r.user for r in results] == ["u1", "u3", "e2", "e1"]
 
 
@@ -230,7 +228,7 @@ def test_the_admin_client_checks_before_the_controller():
         security.alter_user_scram_credentials([up("alice")])
         facade = security.alter_user_scram_credentials([delete("alice"), delete("alice", UNKNOWN)])
         assert outcome(facade) == {"alice": UNKNOWN_MECHANISM}
-        controller = admin.alter_credentials(security, [delete("alice"), delete("alice", UNKNOWN)], [])
+        controller = security.scram_service.alter_credentials([delete("alice"), delete("alice", UNKNOWN)], [])
         assert outcome(controller) == {"alice": TWICE}
         assert described(security) == {"alice": {(SHA256, 4096)}}
 

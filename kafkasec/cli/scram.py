@@ -16,7 +16,6 @@ import sys
 from kafkasec.cli.config import open_security
 from kafkasec.cli.options import CommandError, UsageError, global_options
 from kafkasec.errors import KafkaError
-from kafkasec.scram import admin
 from kafkasec.scram.credentials import (
     MAX_ITERATIONS,
     MIN_ITERATIONS,
@@ -138,34 +137,9 @@ def alter(args) -> int:
         for mechanism, (iterations, password) in added.items()
     ]
     with open_security(args) as security:
-        apply_per_mechanism(security, deletions, upsertions)
+        security.scram_service.alter_each_separately(deletions, upsertions)
     sys.stdout.write(f"Completed updating config for user {user}.\n")
     return 0
-
-
-def apply_per_mechanism(security, deletions, upsertions) -> None:
-    """Each credential checked as its own AlterUserScramCredentials request, all written in one
-    transaction or none.
-
-    kafka-configs.sh sends one request, which KRaft's controller refuses as DUPLICATE_RESOURCE
-    as soon as it names two mechanisms of one user; as one request per mechanism each would
-    pass, so that is what is checked, and the whole command then stays all or nothing.
-    """
-    refused = admin.client_errors(deletions, upsertions)
-    if refused:
-        raise next(iter(refused.values()))
-    store = admin.credential_store(security)
-    with security.writing():
-        plans = [admin.plan_alterations(store, [d], []) for d in deletions]
-        plans += [admin.plan_alterations(store, [], [u]) for u in upsertions]
-        for plan in plans:
-            for result in plan.results:
-                if result.error is not None:
-                    raise result.error
-        store.apply_scram_changes(
-            [upsert for plan in plans for upsert in plan.upserts],
-            [deletion for plan in plans for deletion in plan.deletions],
-        )
 
 
 def parse_add_config(text: str) -> dict[ScramMechanism, tuple[int, str | None]]:
@@ -335,8 +309,8 @@ def import_credentials(args) -> int:
             )
         upserts[(user, mechanism)] = credential
     with open_security(args) as security:
-        admin.credential_store(security).apply_scram_changes(
-            [(user, mechanism, credential) for (user, mechanism), credential in upserts.items()], []
+        security.scram_service.import_credentials(
+            (user, mechanism, credential) for (user, mechanism), credential in upserts.items()
         )
     users = {user for user, _ in upserts}
     sys.stdout.write(f"Imported {len(upserts)} SCRAM credentials of {len(users)} users.\n")

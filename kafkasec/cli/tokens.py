@@ -17,7 +17,6 @@ import datetime
 from kafkasec.cli.config import open_security
 from kafkasec.cli.options import UsageError, global_options
 from kafkasec.context import RequestContext
-from kafkasec.errors import DelegationTokenNotFoundError
 from kafkasec.principals.principal import KafkaPrincipal
 from kafkasec.tokens.model import DelegationToken, parse_hmac
 
@@ -129,10 +128,7 @@ def create(security, args) -> int:
 def _acting_for_token(security, args, hmac: bytes) -> KafkaPrincipal:
     if getattr(args, "principal", None) is not None:
         return args.principal
-    token = security.delegation_tokens.token_for(hmac)
-    if token is None:
-        raise DelegationTokenNotFoundError()
-    return token.info.owner
+    return security.token_service.owner_of(hmac)
 
 
 def renew(security, args) -> int:
@@ -163,10 +159,7 @@ def describe(security, args) -> int:
     if principal is not None:
         tokens = security.describe_delegation_tokens(_context(principal), owners)
     else:
-        wanted = owners or None
-        tokens = security.delegation_tokens.describe_tokens(
-            None if wanted is None else lambda info: any(info.owner_or_renewer(owner) for owner in wanted)
-        )
+        tokens = security.token_service.all_tokens(owners or None)
     print(f"Total number of tokens : {len(tokens)}", end="")
     print_tokens(tokens)
     return 0

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from kafkasec.protocol import wire
 from kafkasec.context import RequestContext
-from kafkasec.errors import KafkaError
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.errors import ApiError
-from kafkasec.scram import admin
 from kafkasec.scram.credentials import (
     ScramCredentialInfo,
     ScramMechanism,
@@ -72,7 +70,7 @@ def handle_alter_user_scram_credentials(security, context: RequestContext, body,
         )
         for u in body.upsertions
     ]
-    results = admin.alter_credentials(security, deletions, upsertions, context=context)
+    results = security.scram_service.alter_credentials(deletions, upsertions, context=context)
     response_type = wire.response_schema(ALTER_USER_SCRAM_CREDENTIALS, version)
     result_type = wire.item_type(response_type, "results")
     return wire.build(

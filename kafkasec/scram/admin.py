@@ -6,22 +6,17 @@ and their error codes are Kafka's. Authorization, when a request context is give
 too: DESCRIBE on the cluster to describe, ALTER on the cluster to alter, else
 CLUSTER_AUTHORIZATION_FAILED (31) as Kafka's ``getErrorResponse`` spreads it.
 
-The facade (:class:`~kafkasec.KafkaSecurity`), the wire handlers (:mod:`kafkasec.protocol.scram_apis`)
-and the command line call these functions; the credentials live behind the
-``kafkasec_scram_credential_store`` hook.
+These are the rules, without I/O or authorization; :class:`kafkasec.scram.service.ScramService`
+applies them to a node's credentials (behind the ``kafkasec_scram_credential_store`` hook).
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from attrs import field, frozen, validators
 
-from kafkasec.acl import AclOperation, ResourcePattern
-from kafkasec.context import RequestContext
 from kafkasec.errors import (
-    ClusterAuthorizationFailedError,
     DuplicateResourceError,
     KafkaError,
     KafkaErrorCode,
@@ -129,90 +124,7 @@ class AlterationPlan:
     deletions: tuple[tuple[str, ScramMechanism], ...] = field(converter=tuple)
 
 
-def credential_store(security):
-    """The SCRAM credential store of ``security``; ValueError when no plugin provides one."""
-    store = security.scram_credential_store
-    if store is None:
-        raise ValueError(
-            "no SCRAM credential store: the state store keeps no credentials and no plugin "
-            "answers kafkasec_scram_credential_store"
-        )
-    return store
-
-
-# ---------------------------------------------------------------------------------------- describe
-
-
-def describe_user_scram_credentials(
-    security, users: Iterable[str] | None = None, *, context: RequestContext | None = None
-) -> DescribeUserScramCredentialsResult:
-    """Kafka's answer to DescribeUserScramCredentials for ``users`` (None or empty: every user
-    with a credential, sorted by name); never a secret."""
-    names = _user_names(users)
-    if context is not None and not security.is_allowed(context, AclOperation.DESCRIBE, ResourcePattern.cluster()):
-        error = ClusterAuthorizationFailedError()
-        # DescribeUserScramCredentialsRequest.getErrorResponse repeats the error for each name.
-        return DescribeUserScramCredentialsResult(error, [UserScramCredentialsResult(n, error=error) for n in names])
-    store = credential_store(security)
-    if not names:
-        described = store.describe_scram_credentials(None)
-        return DescribeUserScramCredentialsResult(None, [UserScramCredentialsResult(d.user, d) for d in described])
-    # One result per distinct name, in the order of first mention (Kafka's is a hash map's).
-    counts = Counter(names)
-    found = {d.user: d for d in store.describe_scram_credentials([n for n, c in counts.items() if c == 1])}
-    results = []
-    for name, count in counts.items():
-        if count > 1:
-            results.append(UserScramCredentialsResult(name, error=DuplicateResourceError(DESCRIBE_DUPLICATE_USER + name)))
-        elif name in found:
-            results.append(UserScramCredentialsResult(name, found[name]))
-        else:
-            results.append(UserScramCredentialsResult(name, error=ResourceNotFoundError(DESCRIBE_MISSING_USER + name)))
-    return DescribeUserScramCredentialsResult(None, results)
-
-
-def _user_names(users) -> list[str]:
-    if users is None:
-        return []
-    if isinstance(users, (str, bytes)):
-        raise TypeError(f"users must be a list of user names, not the single name {users!r}")
-    names = list(users)
-    for name in names:
-        if not isinstance(name, str):
-            raise TypeError(f"a user name must be a str, not {name!r}")
-    return names
-
-
 # ---------------------------------------------------------------------------------------- alter
-
-
-def alter_user_scram_credentials(
-    security,
-    alterations: Iterable[UserScramCredentialUpsertion | UserScramCredentialDeletion],
-    *,
-    context: RequestContext | None = None,
-) -> list[AlterUserScramCredentialsResult]:
-    """Kafka's ``Admin.alterUserScramCredentials``: the admin client's own checks
-    (:func:`client_errors`), then the request the controller answers (:func:`alter_credentials`)
-    for the users left. One result per user named."""
-    deletions, upsertions = [], []
-    for alteration in alterations:
-        if isinstance(alteration, UserScramCredentialDeletion):
-            deletions.append(alteration)
-        elif isinstance(alteration, UserScramCredentialUpsertion):
-            upsertions.append(alteration)
-        else:
-            raise TypeError(
-                f"an alteration is a UserScramCredentialUpsertion or UserScramCredentialDeletion, not {alteration!r}"
-            )
-    refused = client_errors(deletions, upsertions)
-    results = alter_credentials(
-        security,
-        [d for d in deletions if d.user not in refused],
-        [u for u in upsertions if u.user not in refused],
-        context=context,
-    )
-    return results + [AlterUserScramCredentialsResult(user, error) for user, error in refused.items()]
 
 
 def client_errors(
@@ -237,31 +149,6 @@ def client_errors(
         elif upsertion.info.mechanism is ScramMechanism.UNKNOWN:
             errors[upsertion.user] = UnsupportedSaslMechanismError(UNKNOWN_MECHANISM)
     return errors
-
-
-def alter_credentials(
-    security,
-    deletions: Sequence[UserScramCredentialDeletion],
-    upsertions: Sequence[UserScramCredentialUpsertion],
-    *,
-    context: RequestContext | None = None,
-) -> list[AlterUserScramCredentialsResult]:
-    """An AlterUserScramCredentials request as the KRaft controller answers it: authorized (when
-    ``context`` is given), planned by :func:`plan_alterations`, and written in one transaction."""
-    if context is not None and not security.is_allowed(context, AclOperation.ALTER, ResourcePattern.cluster()):
-        error = ClusterAuthorizationFailedError()
-        # AlterUserScramCredentialsRequest.getErrorResponse: each user once, in name order.
-        users = sorted({alteration.user for alteration in (*deletions, *upsertions)})
-        return [AlterUserScramCredentialsResult(user, error) for user in users]
-    store = credential_store(security)
-    # KRaft's controller applies one request at a time; the write here is exclusive across
-    # every node, so what a request checks (a credential to delete exists) still holds when
-    # its changes are written.
-    with security.writing():
-        plan = plan_alterations(store, deletions, upsertions)
-        if plan.upserts or plan.deletions:
-            store.apply_scram_changes(plan.upserts, plan.deletions)
-    return list(plan.results)
 
 
 def plan_alterations(
@@ -349,16 +236,3 @@ def _credential(upsertion: UserScramCredentialUpsertion) -> ScramCredential:
         # Kafka would store an empty salt; a ScramCredential always has one.
         raise UnacceptableCredentialError("Salt must not be empty")
     return upsertion.credential()
-
-
-# ---------------------------------------------------------------------------------------- the server
-
-
-def scram_credential(security, user: str, mechanism: ScramMechanism | str | int) -> ScramCredential | None:
-    """The credential the SCRAM server checks a login against; None when ``user`` has none."""
-    if not isinstance(user, str):
-        raise TypeError(f"user must be a str, not {user!r}")
-    mechanism = ScramMechanism.coerce(mechanism)
-    if mechanism is ScramMechanism.UNKNOWN:
-        raise ValueError("the UNKNOWN SCRAM mechanism has no credentials")
-    return credential_store(security).scram_credential(user, mechanism)

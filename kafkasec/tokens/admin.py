@@ -11,7 +11,8 @@ the connection and, by KIP-373, the caller's rights:
 - describe shows a token to its owner, its requester, its renewers, holders of DESCRIBE_TOKENS
   on the owner's USER resource and holders of DESCRIBE on the token's DELEGATION_TOKEN resource.
 
-The facade (:class:`~kafkasec.KafkaSecurity`) calls these with the request's context.
+:class:`kafkasec.tokens.service.TokenService` calls these with the request's context and a narrow
+:class:`~kafkasec.authorizer.service.Authorizer`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from kafkasec.acl import AclOperation, ResourcePattern, ResourceType
+from kafkasec.authorizer.service import Authorizer
 from kafkasec.context import RequestContext
 from kafkasec.errors import (
     DelegationTokenAuthDisabledError,
@@ -46,9 +48,9 @@ def allow_token_requests(context: RequestContext) -> bool:
     )
 
 
-def may_create_tokens_for(security, context: RequestContext, owner: KafkaPrincipal) -> bool:
+def may_create_tokens_for(authorizer: Authorizer, context: RequestContext, owner: KafkaPrincipal) -> bool:
     """KIP-373: a token for oneself, or CREATE_TOKENS on the owner's USER resource."""
-    return owner == context.principal or security.is_allowed(
+    return owner == context.principal or authorizer.is_allowed(
         context, AclOperation.CREATE_TOKENS, ResourcePattern(ResourceType.USER, str(owner))
     )
 
@@ -61,7 +63,7 @@ def _check_connection(context: RequestContext) -> None:
 
 
 def create_token(
-    security,
+    authorizer: Authorizer,
     manager: DelegationTokenManager,
     context: RequestContext,
     *,
@@ -73,7 +75,7 @@ def create_token(
     _check_connection(context)
     requester = context.principal
     owner = requester if owner is None else principal_of(owner)
-    if not may_create_tokens_for(security, context, owner):
+    if not may_create_tokens_for(authorizer, context, owner):
         raise DelegationTokenAuthorizationFailedError()
     renewers = [user_principal(renewer, "renewer") for renewer in principals_of(renewers)]
     return manager.create_token(owner, requester=requester, renewers=renewers, max_lifetime_ms=max_lifetime_ms)
@@ -92,7 +94,7 @@ def expire_token(manager: DelegationTokenManager, context: RequestContext, hmac:
 
 
 def describe_tokens(
-    security,
+    authorizer: Authorizer,
     manager: DelegationTokenManager,
     context: RequestContext,
     owners: Iterable[KafkaPrincipal | str] | None = None,
@@ -112,8 +114,8 @@ def describe_tokens(
             return False
         return (
             info.owner_or_renewer(context.principal)
-            or security.is_allowed(context, AclOperation.DESCRIBE_TOKENS, ResourcePattern(ResourceType.USER, str(info.owner)))
-            or security.is_allowed(context, AclOperation.DESCRIBE, ResourcePattern(ResourceType.DELEGATION_TOKEN, info.token_id))
+            or authorizer.is_allowed(context, AclOperation.DESCRIBE_TOKENS, ResourcePattern(ResourceType.USER, str(info.owner)))
+            or authorizer.is_allowed(context, AclOperation.DESCRIBE, ResourcePattern(ResourceType.DELEGATION_TOKEN, info.token_id))
         )
 
     return manager.describe_tokens(visible)
