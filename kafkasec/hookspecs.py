@@ -160,3 +160,13 @@ def kafkasec_api_handlers(security):
     serving one API is refused. A handler raises KafkaError for an error response (encoded as
     Kafka's ``ApiError.fromThrowable``). None or an empty mapping: nothing to offer.
     """
+
+
+@hookspec
+def kafkasec_settings():
+    """The settings your plugin reads: an iterable of :class:`kafkasec.settings.Setting` (name,
+    kind, default, owner, meaning). Registered settings are checked when a KafkaSecurity is
+    built (a value of the wrong kind is refused), listed by ``kafkasec config --describe``, and
+    a misspelling of one is refused with a suggestion. Any key under ``kafkasec.`` that no
+    plugin registers is refused, so a plugin that reads one must register it here.
+    """

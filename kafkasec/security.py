@@ -33,7 +33,7 @@ from kafkasec.scram.credentials import (
 )
 from kafkasec.scram.server import DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, ScramServer
 from kafkasec.scram.service import ScramService
-from kafkasec.settings import parse_bool, parse_milliseconds
+from kafkasec.settings import SettingsRegistry, parse_bool, parse_milliseconds
 from kafkasec.store.follower import StateFollower
 from kafkasec.store.records import DelegationTokenRecord, RemoveDelegationTokenRecord
 from kafkasec.store.writer import LocalWriter, StateWriter
@@ -83,6 +83,8 @@ class KafkaSecurity:
         self._forwarded_lock = threading.Lock()
         self._instance_plugins: list[str] = []
         self.plugin_manager = plugin_manager or make_plugin_manager(plugins=plugins)
+        self.settings = SettingsRegistry.from_plugins(self.plugin_manager)
+        self.settings.check(self.config)
         hook = self.plugin_manager.hook
         self._hook = hook
         self.store = hook.kafkasec_state_store(security=self, path=state_path)

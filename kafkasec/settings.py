@@ -1,12 +1,27 @@
-"""Kafka-style settings read from a config mapping: one parser per kind of value, each failing
-with a ValueError that names the setting, so a bad config fails at start-up."""
+"""Kafka-style settings: the one registry of every setting kafkasec reads (name, kind,
+default, owner, meaning), the check a config passes at start-up, and one parser per kind.
+
+Plugins add theirs through the ``kafkasec_settings`` hook. A config is checked when a
+:class:`~kafkasec.KafkaSecurity` is built: a key under ``kafkasec.`` that no one registered,
+or any key within a typo of a registered one, is a ValueError that says which setting was
+probably meant; a known setting with a value of the wrong kind is a ValueError naming it.
+Other keys (a broker's own settings that kafkasec does not read) pass untouched, so a whole
+broker config can be handed over.
+"""
 
 from __future__ import annotations
 
-from typing import Mapping
+import difflib
+import os
+from typing import Iterable, Mapping
+
+from attrs import field, frozen, validators
 
 INTER_BROKER_LISTENER_NAME = "inter.broker.listener.name"
 CONTROLLER_LISTENER_NAMES = "controller.listener.names"
+
+KINDS = ("string", "password", "boolean", "count", "milliseconds", "list")
+"""What a setting's value is: ``password`` is a string never shown; ``list`` is comma-separated."""
 
 
 def parse_count(config: Mapping[str, object], name: str, default: int, *, unit: str = "") -> int:
@@ -35,3 +50,139 @@ def parse_bool(name: str, value: object) -> bool:
     if text in ("true", "false"):
         return text == "true"
     raise ValueError(f"{name} must be true or false, not {value!r}")
+
+
+@frozen
+class Setting:
+    """One setting: its Kafka-style ``name``, ``kind`` (one of :data:`KINDS`), ``default``
+    (None: unset), ``owner`` (the module or plugin that reads it) and what it means."""
+
+    name: str = field(validator=validators.instance_of(str))
+    kind: str = field(validator=validators.in_(KINDS))
+    default: object = field()
+    owner: str = field(validator=validators.instance_of(str))
+    doc: str = field(validator=validators.instance_of(str))
+
+    def check(self, value: object) -> None:
+        """ValueError naming the setting when ``value`` is not of its kind."""
+        if self.kind == "boolean":
+            parse_bool(self.name, value)
+        elif self.kind in ("count", "milliseconds"):
+            parse_count({self.name: value}, self.name, 0, unit="milliseconds" if self.kind == "milliseconds" else "")
+
+    @property
+    def shown_default(self) -> str:
+        if self.default is None:
+            return "(none)"
+        if self.kind == "password":
+            return "(hidden)"
+        return str(self.default).lower() if isinstance(self.default, bool) else str(self.default)
+
+
+def _s(name, kind, default, owner, doc) -> Setting:
+    return Setting(name, kind, default, owner, doc)
+
+
+BUILTIN_SETTINGS = (
+    # The authorizer and the facade (Kafka's names).
+    _s("super.users", "string", None, "kafkasec.security", "principals allowed everything, separated by ';'"),
+    _s("allow.everyone.if.no.acl.found", "boolean", False, "kafkasec.security",
+       "allow a resource nobody wrote an ACL for"),
+    _s("connection.failed.authentication.delay.ms", "milliseconds", 100, "kafkasec.scram",
+       "how long a refused login waits before its answer"),
+    # The state.
+    _s("kafkasec.state.path", "string", None, "kafkasec.store", "SQLite file of the state (None or :memory: in memory)"),
+    _s("kafkasec.state.url", "password", None, "kafkasec.store",
+       "URL of shared state (postgresql://...); wins over kafkasec.state.path"),
+    _s("kafkasec.state.poll.interval.ms", "milliseconds", 5, "kafkasec.store",
+       "how often a node looks for other nodes' changes when not told"),
+    _s("kafkasec.state.log.retention.records", "count", 100_000, "kafkasec.store",
+       "security-log records kept after a snapshot"),
+    _s("kafkasec.state.write.lock.timeout.ms", "milliseconds", 10_000, "kafkasec.store",
+       "how long a write waits for another writer (then REQUEST_TIMED_OUT)"),
+    # Principals.
+    _s("ssl.principal.mapping.rules", "string", "DEFAULT", "kafkasec.principals",
+       "Kafka's rules from a certificate subject to a short name"),
+    _s("sasl.kerberos.principal.to.local.rules", "string", "DEFAULT", "kafkasec.principals",
+       "Kafka's rules from a Kerberos name to a short name"),
+    _s("kafkasec.kerberos.default.realm", "string", "", "kafkasec.principals",
+       "the realm DEFAULT Kerberos rules accept (Kafka reads krb5.conf)"),
+    # Delegation tokens.
+    _s("delegation.token.secret.key", "password", None, "kafkasec.tokens", "the HMAC key of tokens; unset: tokens off"),
+    _s("kafkasec.delegation.token.previous.secret.keys", "password", None, "kafkasec.tokens",
+       "earlier secret keys, comma-separated, still accepted while tokens made with them live"),
+    _s("delegation.token.max.lifetime.ms", "milliseconds", 7 * 24 * 3600 * 1000, "kafkasec.tokens",
+       "a token's maximum life"),
+    _s("delegation.token.expiry.time.ms", "milliseconds", 24 * 3600 * 1000, "kafkasec.tokens",
+       "how long a token lives until renewed"),
+    _s("delegation.token.expiry.check.interval.ms", "milliseconds", 3600 * 1000, "kafkasec.tokens",
+       "how often expired tokens are removed"),
+    # Listeners, as Kafka names them.
+    _s(INTER_BROKER_LISTENER_NAME, "string", "PLAINTEXT", "kafkasec.protocol.forwarding",
+       "the listener other brokers' envelopes arrive on"),
+    _s(CONTROLLER_LISTENER_NAMES, "list", "", "kafkasec.protocol.forwarding",
+       "controller listeners, also allowed to carry envelopes"),
+    # The endpoint.
+    _s("socket.request.max.bytes", "count", 104_857_600, "kafkasec.server", "the largest request accepted"),
+    _s("sasl.server.max.receive.size", "count", 524_288, "kafkasec.server", "the largest frame before login"),
+    _s("connections.max.idle.ms", "milliseconds", 600_000, "kafkasec.server", "idle connections are closed after this"),
+    _s("sasl.enabled.mechanisms", "list", "SCRAM-SHA-256,SCRAM-SHA-512", "kafkasec.server",
+       "the SASL mechanisms offered"),
+    _s("num.io.threads", "count", min(8, os.cpu_count() or 1), "kafkasec.server",
+       "threads that answer requests (state writes have one of their own)"),
+    _s("max.connections", "count", 2**31 - 1, "kafkasec.server", "connections at once, all clients"),
+    _s("max.connections.per.ip", "count", 2**31 - 1, "kafkasec.server", "connections at once from one address"),
+    _s("max.connections.per.ip.overrides", "list", "", "kafkasec.server", "host:count exceptions to the above"),
+    _s("kafkasec.server.unauthenticated.max.bytes", "count", 32 * 1024 * 1024, "kafkasec.server",
+       "bytes of large frames held for clients not logged in, all together"),
+)
+
+
+class SettingsRegistry:
+    """The settings known to one plugin manager: kafkasec's and its plugins'."""
+
+    def __init__(self, settings: Iterable[Setting]):
+        self.settings: dict[str, Setting] = {}
+        for setting in settings:
+            if not isinstance(setting, Setting):
+                raise TypeError(f"a setting is a kafkasec.settings.Setting, not {setting!r}")
+            known = self.settings.get(setting.name)
+            if known is not None and known != setting:
+                raise ValueError(f"the setting {setting.name} is registered twice ({known.owner} and {setting.owner})")
+            self.settings[setting.name] = setting
+
+    @classmethod
+    def from_plugins(cls, plugin_manager) -> SettingsRegistry:
+        """:data:`BUILTIN_SETTINGS` and every plugin's ``kafkasec_settings`` answer."""
+        contributed = plugin_manager.hook.kafkasec_settings()
+        return cls([*BUILTIN_SETTINGS, *(setting for answer in contributed for setting in (answer or ()))])
+
+    def check(self, config: Mapping[str, object]) -> None:
+        """ValueError for the first misspelt key or ill-kinded value of ``config``."""
+        for name, value in config.items():
+            if not isinstance(name, str):
+                raise TypeError(f"setting names are strings, not {name!r}")
+            setting = self.settings.get(name)
+            if setting is not None:
+                if value is not None:
+                    setting.check(value)
+                continue
+            near = difflib.get_close_matches(name, self.settings, n=1, cutoff=0.85)
+            if near or name.startswith("kafkasec."):
+                hint = f"; did you mean {near[0]}?" if near else " (kafkasec config --describe lists them)"
+                raise ValueError(f"unknown setting {name}{hint}")
+
+    def describe(self) -> list[Setting]:
+        """Every setting, by owner then name."""
+        return sorted(self.settings.values(), key=lambda setting: (setting.owner != "kafkasec.security", setting.owner, setting.name))
+
+
+__all__ = [
+    "BUILTIN_SETTINGS",
+    "KINDS",
+    "Setting",
+    "SettingsRegistry",
+    "parse_bool",
+    "parse_count",
+    "parse_milliseconds",
+]

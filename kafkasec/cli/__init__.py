@@ -10,7 +10,7 @@ import sys
 from typing import Sequence
 
 from kafkasec import __version__
-from kafkasec.cli import acls, grid, principal, scram, serve, tokens
+from kafkasec.cli import acls, config_command, grid, principal, scram, serve, tokens
 from kafkasec.cli.options import (
     ArgumentParser,
     CommandError,
@@ -38,6 +38,7 @@ def build_parser() -> ArgumentParser:
     tokens.register(commands)
     grid.register(commands)
     serve.register(commands)
+    config_command.register(commands)
     return parser
 
 

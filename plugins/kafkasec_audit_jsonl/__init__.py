@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from time import monotonic, time
 
 from kafkasec import hookimpl
-from kafkasec.settings import parse_milliseconds
+from kafkasec.settings import Setting, parse_milliseconds
 
 NAME = "audit_jsonl"
 PATH_SETTING = "kafkasec.audit.jsonl.path"
@@ -168,3 +168,11 @@ def kafkasec_shutdown(security):
     log = security.plugin_state.get(NAME)
     if log is not None:
         log.close()
+
+
+@hookimpl
+def kafkasec_settings():
+    return (
+        Setting(PATH_SETTING, "string", None, NAME, "the JSON-lines file audit records are appended to; unset: off"),
+        Setting(FOLD_SETTING, "milliseconds", DEFAULT_FOLD_MS, NAME, "repeats of one decision within this are folded"),
+    )

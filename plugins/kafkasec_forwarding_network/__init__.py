@@ -18,6 +18,7 @@ from typing import Mapping
 from attrs import evolve, field, frozen
 
 from kafkasec import AclOperation, Action, AuthorizationResult, ResourceType, Rule, RuleKind, hookimpl
+from kafkasec.settings import Setting
 
 NAME = "forwarding_network"
 NETWORKS_SETTING = "kafkasec.forwarding.allowed.networks"
@@ -189,3 +190,12 @@ def kafkasec_startup(security):
         return
     security.plugin_state[NAME] = policy
     security.register_plugin(_Guard(security, policy), NAME)
+
+
+@hookimpl
+def kafkasec_settings():
+    return (
+        Setting(NETWORKS_SETTING, "list", None, NAME, "networks (CIDR) forwarded requests may come from; unset: off"),
+        Setting(OPERATIONS_SETTING, "list", None, NAME, "operations restricted to those networks"),
+        Setting(RESOURCE_TYPES_SETTING, "list", None, NAME, "resource types restricted to those networks"),
+    )

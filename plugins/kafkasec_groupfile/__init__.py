@@ -24,7 +24,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from kafkasec import KafkaPrincipal, hookimpl
-from kafkasec.settings import parse_milliseconds
+from kafkasec.settings import Setting, parse_milliseconds
 
 NAME = "groupfile"
 PATH_SETTING = "kafkasec.groupfile.path"
@@ -173,3 +173,11 @@ def kafkasec_startup(security):
     interval_ms = parse_milliseconds(security.config, INTERVAL_SETTING, DEFAULT_INTERVAL_MS)
     group_file = security.plugin_state[NAME] = GroupFile(os.fspath(path), interval_ms)
     security.register_plugin(_Expander(security, group_file), NAME)
+
+
+@hookimpl
+def kafkasec_settings():
+    return (
+        Setting(PATH_SETTING, "string", None, NAME, "the group file (group: members); unset: off"),
+        Setting(INTERVAL_SETTING, "milliseconds", DEFAULT_INTERVAL_MS, NAME, "how often the file is checked for changes"),
+    )

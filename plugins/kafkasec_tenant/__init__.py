@@ -28,13 +28,11 @@ from kafkasec.principals.authentication import SaslAuthenticationContext, SslAut
 from kafkasec.errors import PrincipalDeserializationError
 from kafkasec.principals.principal import USER_TYPE
 from kafkasec.principals.serde import compact_string, PrincipalDataReader
-from kafkasec.settings import parse_bool
+from kafkasec.settings import Setting, parse_bool
 
 NAME = "tenant"
-SETTING_PREFIX = "kafkasec.tenant."
 ENABLED_SETTING = "kafkasec.tenant.enabled"
 REQUIRED_SETTING = "kafkasec.tenant.required"
-SETTINGS = (ENABLED_SETTING, REQUIRED_SETTING)
 
 SEPARATOR = "/"
 TENANT_TYPE = "Tenant"
@@ -231,10 +229,6 @@ class _TenantHooks:
 
 @hookimpl
 def kafkasec_startup(security):
-    for name in security.config:
-        # A mistyped setting would leave a multi-tenant cluster without tenants, silently.
-        if isinstance(name, str) and name.startswith(SETTING_PREFIX) and name not in SETTINGS:
-            raise ValueError(f"{name} is not a setting of the tenant plugin (it has {', '.join(SETTINGS)})")
     enabled = parse_bool(ENABLED_SETTING, security.config.get(ENABLED_SETTING, False))
     required = parse_bool(REQUIRED_SETTING, security.config.get(REQUIRED_SETTING, False))
     if not enabled:
@@ -242,3 +236,11 @@ def kafkasec_startup(security):
             raise ValueError(f"{REQUIRED_SETTING}=true needs {ENABLED_SETTING}=true")
         return
     security.register_plugin(_TenantHooks(security, required), NAME)
+
+
+@hookimpl
+def kafkasec_settings():
+    return (
+        Setting(ENABLED_SETTING, "boolean", False, NAME, "principals carry the tenant their login names"),
+        Setting(REQUIRED_SETTING, "boolean", False, NAME, "a login that names no tenant is refused"),
+    )
