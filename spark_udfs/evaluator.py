@@ -34,6 +34,7 @@ from kafkasec.acl import (
     WILDCARD_HOST,
     WILDCARD_PRINCIPAL,
     WILDCARD_RESOURCE,
+    PatternType,
     ResourceType,
     operations_to_bitfield,
     supported_operations,
@@ -68,21 +69,19 @@ class CompiledAcls:
         hosts: dict[str, int] = {WILDCARD_HOST: 0}
         grants: list[tuple[int, int, int, int, int]] = []  # principal, host, pattern, allow, deny
         pattern_count = 0
-        for resource_type, type_index in index.types.items():
-            code = int(resource_type)
-            literal, prefixed = {}, {}
-            for entries, ids in ((type_index.literal, literal), (type_index.prefixed, prefixed)):
-                for name, entry in entries.items():
-                    ids[name] = pattern = pattern_count
-                    pattern_count += 1
-                    for principal, (allow, deny, per_host) in entry.grants.items():
-                        p = principals.setdefault(principal, len(principals))
-                        if allow or deny:
-                            grants.append((p, 0, pattern, allow, deny))
-                        for host, (host_allow, host_deny) in (per_host or {}).items():
-                            grants.append((p, hosts.setdefault(host, len(hosts)), pattern, host_allow, host_deny))
-            self._literal[code] = literal
-            self._prefixed[code] = prefixed
+        for row in index.export_grants():
+            code = int(row.resource_type)
+            table = self._literal if row.pattern_type is PatternType.LITERAL else self._prefixed
+            ids = table.setdefault(code, {})
+            pattern = ids.get(row.name)
+            if pattern is None:
+                ids[row.name] = pattern = pattern_count
+                pattern_count += 1
+            p = principals.setdefault(row.principal, len(principals))
+            grants.append((p, hosts.setdefault(row.host, len(hosts)), pattern, row.allow, row.deny))
+        for code in set(self._literal) | set(self._prefixed):
+            literal = self._literal.setdefault(code, {})
+            self._prefixed.setdefault(code, {})
             if WILDCARD_RESOURCE in literal:
                 self._wildcard[code] = literal[WILDCARD_RESOURCE]
         self._principals = principals

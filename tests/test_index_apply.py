@@ -71,3 +71,26 @@ def test_a_reader_keeps_its_snapshot_through_a_thousand_changes():
     authorizer._index = kept
     context = RequestContext.for_principal("User:u7", "10.0.0.1")
     assert authorizer.authorize(context, [Action("READ", ResourcePattern("TOPIC", "t7"))])[0].name == "ALLOWED"
+
+
+def test_the_index_exports_one_row_per_pattern_principal_and_host():
+    from kafkasec.acl import AclBinding, AclOperation, PatternType, ResourceType
+    from kafkasec.authorizer.index import AclIndex, GrantRow, StoredAcl
+
+    def acl(acl_id, name, pattern_type, principal, host, operation, permission):
+        return StoredAcl(acl_id, AclBinding.of("TOPIC", name, pattern_type, principal, host, operation, permission), "store")
+
+    index = AclIndex.build([
+        acl("1", "orders", "LITERAL", "User:a", "*", "READ", "ALLOW"),
+        acl("2", "orders", "LITERAL", "User:a", "*", "WRITE", "ALLOW"),
+        acl("3", "orders", "LITERAL", "User:a", "10.0.0.1", "ALL", "DENY"),
+        acl("4", "ord", "PREFIXED", "User:*", "*", "DESCRIBE", "DENY"),
+    ])
+    bit = lambda *ops: sum(1 << int(AclOperation[o]) for o in ops)  # noqa: E731
+    rows = sorted(index.export_grants())
+    assert rows == sorted([
+        GrantRow(ResourceType.TOPIC, PatternType.LITERAL, "orders", "User:a", "*", bit("READ", "WRITE", "DESCRIBE"), 0),
+        GrantRow(ResourceType.TOPIC, PatternType.LITERAL, "orders", "User:a", "10.0.0.1", 0, rows[1].deny),
+        GrantRow(ResourceType.TOPIC, PatternType.PREFIXED, "ord", "User:*", "*", 0, bit("DESCRIBE")),
+    ])
+    assert rows[1].deny & bit("READ", "WRITE", "ALTER", "DELETE") == bit("READ", "WRITE", "ALTER", "DELETE")

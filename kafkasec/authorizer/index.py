@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from bisect import bisect_left, insort
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, NamedTuple, Sequence
 
 import immutables
 from attrs import field, frozen
@@ -478,6 +478,20 @@ def gc_paused():
             gc.enable()
 
 
+class GrantRow(NamedTuple):
+    """What the ACLs of one (pattern, principal, host) allow and deny, as bit masks: bit
+    ``1 << code`` of each operation, with Kafka's implications applied (an ALLOW of READ sets
+    DESCRIBE's bit too; a DENY of ALL sets every bit). ``host`` is ``*`` for ACLs on any host."""
+
+    resource_type: ResourceType
+    pattern_type: PatternType
+    name: str
+    principal: str
+    host: str
+    allow: int
+    deny: int
+
+
 class AclIndex:
     """An immutable snapshot of every ACL, compiled for lookups."""
 
@@ -567,6 +581,19 @@ class AclIndex:
             return None
         table = type_index.literal if pattern.pattern_type is PatternType.LITERAL else type_index.prefixed
         return table.get(pattern.name)
+
+    def export_grants(self) -> Iterator[GrantRow]:
+        """The index as a flat table, the public way to read it (the grid compiler does): one
+        row per pattern, principal and host with ACLs, literal patterns (``*`` included) before
+        prefixes within each resource type."""
+        for resource_type, type_index in self.types.items():
+            for pattern_type, entries in ((PatternType.LITERAL, type_index.literal), (PatternType.PREFIXED, type_index.prefixed)):
+                for name, entry in entries.items():
+                    for principal, (allow, deny, per_host) in entry.grants.items():
+                        if allow or deny:
+                            yield GrantRow(resource_type, pattern_type, name, principal, WILDCARD_HOST, allow, deny)
+                        for host, (host_allow, host_deny) in (per_host or {}).items():
+                            yield GrantRow(resource_type, pattern_type, name, principal, host, host_allow, host_deny)
 
     def __iter__(self) -> Iterator[StoredAcl]:
         for type_index in self.types.values():
