@@ -35,18 +35,6 @@ from typing import Callable
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from authorizer_workload import (  # noqa: E402
-    BENCH_RESOURCE,
-    KAFKA_DENY_PERCENTAGES,
-    READ_ACTION,
-    WRITE_ACTION,
-    build_workload,
-    by_resource_type_context,
-    context,
-    sanity_actions,
-)
-from naive import NaiveAuthorizer  # noqa: E402
-
 from kafkasec.acl import (  # noqa: E402
     AccessControlEntry,
     AclBinding,
@@ -60,6 +48,18 @@ from kafkasec.acl import (  # noqa: E402
 from kafkasec.authorizer import StandardAuthorizer  # noqa: E402
 from kafkasec.context import Action, RequestContext  # noqa: E402
 from kafkasec.principals.principal import KafkaPrincipal  # noqa: E402
+
+from authorizer_workload import (  # noqa: E402
+    BENCH_RESOURCE,
+    KAFKA_DENY_PERCENTAGES,
+    READ_ACTION,
+    WRITE_ACTION,
+    build_workload,
+    by_resource_type_context,
+    context,
+    sanity_actions,
+)
+from naive import NaiveAuthorizer  # noqa: E402
 
 MARK_START = "<!-- bench:results:start -->"
 MARK_END = "<!-- bench:results:end -->"
@@ -235,7 +235,7 @@ def random_differential_check(trials: int, seed: int) -> list[str]:
         RequestContext(KafkaPrincipal("User", "carol"), "10.0.0.2"),
     ]
     problems = []
-    for trial in range(trials):
+    for _ in range(trials):
         bindings = {
             AclBinding.of(
                 rand.choice(types), rand.choice(names),

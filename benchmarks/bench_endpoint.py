@@ -43,13 +43,14 @@ import time
 from pathlib import Path
 
 from compare_revisions import IMPORT_TREE_UNDER_TEST, ROOT, revision_worktree
+
 from kafkasec import AccessControlEntry, AclBinding, KafkaSecurity, RequestContext, ResourcePattern
 from kafkasec.protocol import wire
+from kafkasec.protocol.cluster_apis import ClusterRequests, Node
 from kafkasec.scram import client as scram_client_module
 from kafkasec.scram.client import ScramClient
 from kafkasec.scram.credentials import ScramCredentialInfo, ScramFormatter, UserScramCredentialUpsertion
 from kafkasec.server import Catalogue, KafkaConnection
-from kafkasec.protocol.cluster_apis import ClusterRequests, Node
 
 USERS = {"admin": "admin-secret", "reader": "reader-secret"}
 TOPICS = [f"topic-{index:03d}" for index in range(50)]

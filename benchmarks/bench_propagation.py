@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from kafkasec import AclBinding, Action, KafkaSecurity, RequestContext, ResourcePattern
+from kafkasec import AclBinding, KafkaSecurity
 
 FOLLOWER = r"""
 import json, sys, threading, time

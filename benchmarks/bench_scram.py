@@ -234,9 +234,13 @@ def main(argv=None) -> int:
             scramp_mechanism = scramp.ScramMechanism(mechanism)
             timings = creation_ms(
                 {
-                    "ours": lambda: formatter.generate_credential(PASSWORD, iterations, salt=SALT),
+                    "ours": lambda formatter=formatter, iterations=iterations: formatter.generate_credential(
+                        PASSWORD, iterations, salt=SALT
+                    ),
                     "raw": raw_pbkdf2(mechanism, iterations),
-                    "scramp": lambda: scramp_mechanism.make_auth_info(PASSWORD, iteration_count=iterations, salt=SALT),
+                    "scramp": lambda scramp_mechanism=scramp_mechanism, iterations=iterations: scramp_mechanism.make_auth_info(
+                        PASSWORD, iteration_count=iterations, salt=SALT
+                    ),
                 },
                 creations,
             )

@@ -326,10 +326,15 @@ def cli(workdir: Path) -> None:
 
 def kafka_endpoint(config: dict[str, str], workdir: Path) -> None:
     step("The Kafka-protocol endpoint: kafkasec serve on the state file, driven by confluent-kafka")
-    from confluent_kafka import KafkaError as ClientError
-    from confluent_kafka import KafkaException, TopicCollection
-    from confluent_kafka.admin import AclBinding as ClientAcl
-    from confluent_kafka.admin import AclOperation, AclPermissionType, AdminClient, ResourcePatternType, ResourceType
+    from confluent_kafka import KafkaError as ClientError, KafkaException, TopicCollection
+    from confluent_kafka.admin import (
+        AclBinding as ClientAcl,
+        AclOperation,
+        AclPermissionType,
+        AdminClient,
+        ResourcePatternType,
+        ResourceType,
+    )
 
     with KafkaSecurity.from_config(config) as security:
         admin = RequestContext(KafkaPrincipal.user("admin"), "127.0.0.1")

@@ -21,11 +21,6 @@ from kafkasec.acl import (
     operations_to_bitfield,
     supported_operations,
 )
-from kafkasec.principals.authentication import (
-    PlaintextAuthenticationContext,
-    SaslAuthenticationContext,
-    SslAuthenticationContext,
-)
 from kafkasec.authorizer import (
     AclCreateResult,
     AclDeleteResult,
@@ -53,10 +48,18 @@ from kafkasec.errors import (
     UnsupportedVersionError,
 )
 from kafkasec.hookspecs import hookimpl
-from kafkasec.principals.kerberos import KerberosName, KerberosRule, KerberosShortNamer
-from kafkasec.principals.principal import KafkaPrincipal
+from kafkasec.principals.authentication import (
+    PlaintextAuthenticationContext,
+    SaslAuthenticationContext,
+    SslAuthenticationContext,
+)
 from kafkasec.principals.builder import DefaultPrincipalBuilder
+from kafkasec.principals.kerberos import KerberosName, KerberosRule, KerberosShortNamer
+from kafkasec.principals.mapping_rules import NoMatchingRule
+from kafkasec.principals.principal import KafkaPrincipal
 from kafkasec.principals.serde import DefaultPrincipalSerde
+from kafkasec.principals.ssl_rules import SslPrincipalMapper, SslPrincipalMappingRule
+from kafkasec.principals.x500 import x500_principal_name
 from kafkasec.scram import (
     ScramCredential,
     ScramCredentialInfo,
@@ -67,9 +70,6 @@ from kafkasec.scram import (
 )
 from kafkasec.scram.server import ScramServer, ScramServerState
 from kafkasec.security import KafkaSecurity
-from kafkasec.principals.mapping_rules import NoMatchingRule
-from kafkasec.principals.ssl_rules import SslPrincipalMapper, SslPrincipalMappingRule
-from kafkasec.principals.x500 import x500_principal_name
 
 __version__ = "0.1.0"
 

@@ -6,17 +6,14 @@ import pytest
 
 os.environ["KAFKASEC_LOAD_PLUGINS"] = ""
 
-from kafkasec import KafkaPrincipal, RequestContext, StandardAuthorizer  # noqa: E402
+from kafkasec import StandardAuthorizer  # noqa: E402
+
 from postgres_support import postgres_server, postgres_url  # noqa: E402,F401  (fixtures for every test file)
 
 
 @pytest.fixture
 def authorizer():
     return StandardAuthorizer(super_users="User:admin")
-
-
-def context_for(principal: str, host: str = "127.0.0.1") -> RequestContext:
-    return RequestContext(KafkaPrincipal.parse(principal), host)
 
 
 # The Kafka-protocol endpoint tests (server_support.py has the users and the catalogue).
@@ -48,3 +45,22 @@ def endpoint(server_security):
 
     with serving(server_security) as endpoint:
         yield endpoint
+
+
+@pytest.fixture
+def broker_and_controller(tmp_path):
+    """A broker forwarding to a controller (KIP-590), both endpoints over one KafkaSecurity, as a
+    broker and controller share Kafka's metadata: (security, broker, controller)."""
+    from kafkasec.server import ControllerLink
+
+    from server_support import PASSWORDS, add_users, open_security, serving
+
+    with open_security(tmp_path / "cluster.db", **{"controller.listener.names": "CONTROLLER"}) as security:
+        add_users(security)
+        with serving(security, listener_name="CONTROLLER", node_id=3000) as controller:
+            link = ControllerLink(
+                controller.host, controller.port, mechanism="SCRAM-SHA-512", username="broker", password=PASSWORDS["broker"],
+                retry_backoff_ms=20, request_timeout_ms=2000,
+            )
+            with serving(security, controller=link, node_id=1) as broker:
+                yield security, broker, controller

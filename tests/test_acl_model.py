@@ -12,8 +12,7 @@ from decimal import Decimal
 
 import attrs
 import pytest
-from hypothesis import assume, given
-from hypothesis import strategies as st
+from hypothesis import assume, given, strategies as st
 
 from kafkasec import (
     CLUSTER_NAME,
@@ -314,23 +313,23 @@ def test_arbitrary_int_is_a_member_iff_it_is_a_code(code):
 # KIP-430 supported operations and bitfields
 # --------------------------------------------------------------------------------------------
 
-O = AclOperation
+OP = AclOperation
 
 EXPECTED_SUPPORTED = {
-    ResourceType.TOPIC: {O.READ, O.WRITE, O.CREATE, O.DESCRIBE, O.DELETE, O.ALTER, O.DESCRIBE_CONFIGS, O.ALTER_CONFIGS},
-    ResourceType.GROUP: {O.READ, O.DESCRIBE, O.DELETE, O.DESCRIBE_CONFIGS, O.ALTER_CONFIGS},
+    ResourceType.TOPIC: {OP.READ, OP.WRITE, OP.CREATE, OP.DESCRIBE, OP.DELETE, OP.ALTER, OP.DESCRIBE_CONFIGS, OP.ALTER_CONFIGS},
+    ResourceType.GROUP: {OP.READ, OP.DESCRIBE, OP.DELETE, OP.DESCRIBE_CONFIGS, OP.ALTER_CONFIGS},
     ResourceType.CLUSTER: {
-        O.CREATE,
-        O.CLUSTER_ACTION,
-        O.DESCRIBE_CONFIGS,
-        O.ALTER_CONFIGS,
-        O.IDEMPOTENT_WRITE,
-        O.ALTER,
-        O.DESCRIBE,
+        OP.CREATE,
+        OP.CLUSTER_ACTION,
+        OP.DESCRIBE_CONFIGS,
+        OP.ALTER_CONFIGS,
+        OP.IDEMPOTENT_WRITE,
+        OP.ALTER,
+        OP.DESCRIBE,
     },
-    ResourceType.TRANSACTIONAL_ID: {O.DESCRIBE, O.WRITE},
-    ResourceType.DELEGATION_TOKEN: {O.DESCRIBE},
-    ResourceType.USER: {O.CREATE_TOKENS, O.DESCRIBE_TOKENS},
+    ResourceType.TRANSACTIONAL_ID: {OP.DESCRIBE, OP.WRITE},
+    ResourceType.DELEGATION_TOKEN: {OP.DESCRIBE},
+    ResourceType.USER: {OP.CREATE_TOKENS, OP.DESCRIBE_TOKENS},
 }
 
 # Computed by hand: sum of 1 << code.
@@ -382,20 +381,20 @@ def test_supported_sets_as_bitfields(resource_type):
 
 def test_operations_to_bitfield_examples():
     assert operations_to_bitfield([]) == 0
-    assert operations_to_bitfield({O.READ, O.WRITE}) == 0b11000 == 24
-    assert operations_to_bitfield([O.READ]) == 8
-    assert operations_to_bitfield([O.DESCRIBE_TOKENS]) == 1 << 14 == 16384
+    assert operations_to_bitfield({OP.READ, OP.WRITE}) == 0b11000 == 24
+    assert operations_to_bitfield([OP.READ]) == 8
+    assert operations_to_bitfield([OP.DESCRIBE_TOKENS]) == 1 << 14 == 16384
     # names, CamelCase and codes accepted; duplicates are idempotent
     assert operations_to_bitfield(["read", "Write", 3]) == 24
     assert operations_to_bitfield(["DescribeConfigs", "ALTER_CONFIGS"]) == 1024 + 2048
     # any iterable
-    assert operations_to_bitfield(op for op in (O.READ, O.WRITE)) == 24
+    assert operations_to_bitfield(op for op in (OP.READ, OP.WRITE)) == 24
 
 
-@pytest.mark.parametrize("op", [O.UNKNOWN, O.ANY, O.ALL, "any", "All", 0, 1, 2])
+@pytest.mark.parametrize("op", [OP.UNKNOWN, OP.ANY, OP.ALL, "any", "All", 0, 1, 2])
 def test_operations_to_bitfield_rejects_filter_values(op):
     with pytest.raises(ValueError):
-        operations_to_bitfield([O.READ, op])
+        operations_to_bitfield([OP.READ, op])
 
 
 @pytest.mark.parametrize("op", ["nope", 15, None])
@@ -404,7 +403,7 @@ def test_operations_to_bitfield_rejects_non_operations(op):
         operations_to_bitfield([op])
 
 
-CONCRETE_OPS = [op for op in AclOperation if op not in (O.UNKNOWN, O.ANY, O.ALL)]
+CONCRETE_OPS = [op for op in AclOperation if op not in (OP.UNKNOWN, OP.ANY, OP.ALL)]
 
 
 @given(st.frozensets(st.sampled_from(CONCRETE_OPS)))
@@ -429,7 +428,7 @@ def test_bitfield_specific_values():
     assert bitfield_to_operations(1 << 15) == frozenset()
     assert bitfield_to_operations(1 << 31) == frozenset()
     assert bitfield_to_operations(0x7FFF8000) == frozenset()  # bits 15..30
-    assert bitfield_to_operations(24) == {O.READ, O.WRITE}
+    assert bitfield_to_operations(24) == {OP.READ, OP.WRITE}
     assert bitfield_to_operations(3576) == EXPECTED_SUPPORTED[ResourceType.TOPIC]
     assert bitfield_to_operations(0x7FFF) == frozenset(CONCRETE_OPS)
     assert isinstance(bitfield_to_operations(24), frozenset)

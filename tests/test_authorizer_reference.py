@@ -6,11 +6,8 @@ can hang or throw on those; we must simply answer).
 """
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-import reference_model as ref
-from conftest import context_for
 from kafkasec import (
     AclBinding,
     AclOperation,
@@ -24,6 +21,9 @@ from kafkasec import (
     RuleKind,
     StandardAuthorizer,
 )
+from kafkasec.context import RequestContext
+
+import reference_model as ref
 
 NAME_ALPHABET = "ab!*"
 names = st.text(NAME_ALPHABET, min_size=1, max_size=3)
@@ -84,7 +84,7 @@ def test_authorize_matches_reference(acls_asked, config):
     authorizer = build(acls, super_users, allow_everyone)
     for principal, host, op, resource_type, name in asked:
         expected = ref.authorize(acls, super_users, allow_everyone, principal, host, op, resource_type, name)
-        context = context_for(principal, host)
+        context = RequestContext.for_principal(principal, host)
         action = Action(op, ResourcePattern(resource_type, name))
         [result] = authorizer.authorize(context, [action])
         assert (result is AuthorizationResult.ALLOWED) == expected, (principal, host, op, resource_type, name)
@@ -106,7 +106,7 @@ def test_authorized_operations_matches_reference(acls_asked, config):
     authorizer = build(acls, super_users, allow_everyone)
     for principal, host, _op, resource_type, name in asked:
         expected = ref.authorized_operations(acls, super_users, allow_everyone, principal, host, resource_type, name)
-        got = authorizer.authorized_operations(context_for(principal, host), ResourcePattern(resource_type, name))
+        got = authorizer.authorized_operations(RequestContext.for_principal(principal, host), ResourcePattern(resource_type, name))
         assert got == expected
 
 
@@ -124,7 +124,7 @@ def test_authorized_operations_of_many_resources_in_one_batch_match_reference(ac
                 ref.authorized_operations(acls, super_users, allow_everyone, principal, host, pattern.resource_type, pattern.name)
                 for pattern in patterns
             ]
-            assert security.authorized_operations_many(context_for(principal, host), patterns) == expected
+            assert security.authorized_operations_many(RequestContext.for_principal(principal, host), patterns) == expected
 
 
 @reference_settings
@@ -135,7 +135,7 @@ def test_authorize_by_resource_type_matches_reference(acls_asked, config):
     authorizer = build(acls, super_users, allow_everyone)
     for principal, host, op, resource_type, _name in asked:
         expected = ref.authorize_by_resource_type(acls, super_users, allow_everyone, principal, host, op, resource_type)
-        got = authorizer.authorize_by_resource_type(context_for(principal, host), op, resource_type)
+        got = authorizer.authorize_by_resource_type(RequestContext.for_principal(principal, host), op, resource_type)
         assert (got is AuthorizationResult.ALLOWED) == expected
 
 
@@ -147,7 +147,7 @@ def test_who_can_agrees_with_authorize(acls, asked):
         pattern = ResourcePattern(resource_type, name)
         grantees = authorizer.who_can(op, pattern)
         for principal in ["User:alice", "User:bob", "User:carol", "Group:eng"]:
-            allowed = authorizer.authorize(context_for(principal, host), [Action(op, pattern)])[0]
+            allowed = authorizer.authorize(RequestContext.for_principal(principal, host), [Action(op, pattern)])[0]
             assert (allowed is AuthorizationResult.ALLOWED) == _who_can_allows(grantees, principal, host)
 
 
@@ -190,11 +190,11 @@ def test_snapshots_after_each_change_match_reference(steps, asked):
         touched_question = (entry.principal, own_host, entry.operation, binding.pattern.resource_type, "")
         for principal, host, op, resource_type, _name in [*asked, touched_question]:
             expected = ref.authorize_by_resource_type(list(current), (), False, principal, host, op, resource_type)
-            got = authorizer.authorize_by_resource_type(context_for(principal, host), op, resource_type)
+            got = authorizer.authorize_by_resource_type(RequestContext.for_principal(principal, host), op, resource_type)
             assert (got is AuthorizationResult.ALLOWED) == expected
     for principal, host, op, resource_type, name in asked:
         expected = ref.authorize(list(current), (), False, principal, host, op, resource_type, name)
-        [result] = authorizer.authorize(context_for(principal, host), [Action(op, ResourcePattern(resource_type, name))])
+        [result] = authorizer.authorize(RequestContext.for_principal(principal, host), [Action(op, ResourcePattern(resource_type, name))])
         assert (result is AuthorizationResult.ALLOWED) == expected
 
 
@@ -209,6 +209,6 @@ def test_names_below_wildcard_are_answered(name):
             AclBinding.of("GROUP", "*", "LITERAL", "User:bob", "*", "READ", "ALLOW"),
         ]
     )
-    context = context_for("User:bob")
+    context = RequestContext.for_principal("User:bob")
     [result] = authorizer.authorize(context, [Action("READ", ResourcePattern("GROUP", name))])
     assert result is AuthorizationResult.ALLOWED

@@ -2,7 +2,6 @@
 
 import pytest
 
-from conftest import context_for
 from kafkasec import (
     AclBinding,
     AclBindingFilter,
@@ -15,7 +14,7 @@ from kafkasec import (
     RuleKind,
     StandardAuthorizer,
 )
-from kafkasec.context import AuthorizationResult
+from kafkasec.context import AuthorizationResult, RequestContext
 
 ALLOWED, DENIED = AuthorizationResult.ALLOWED, AuthorizationResult.DENIED
 
@@ -25,7 +24,7 @@ def acl(name, principal="User:alice", op="READ", permission="ALLOW", host="*", r
 
 
 def ask(authorizer, principal, op, name, rtype="TOPIC", host="127.0.0.1"):
-    return authorizer.authorize(context_for(principal, host), [Action(op, ResourcePattern(rtype, name))])[0]
+    return authorizer.authorize(RequestContext.for_principal(principal, host), [Action(op, ResourcePattern(rtype, name))])[0]
 
 
 def make(*bindings, **kwargs):
@@ -39,14 +38,14 @@ class TestSuperUsers:
         authorizer = make(acl("t", "User:admin", "ALL", "DENY"), super_users="User:admin;User:root")
         assert ask(authorizer, "User:admin", "WRITE", "t", host="10.9.9.9") is ALLOWED
         assert ask(authorizer, "User:root", "ALTER", "anything") is ALLOWED
-        assert authorizer.explain(context_for("User:admin"), Action("READ", ResourcePattern("TOPIC", "t"))).rule.kind is RuleKind.SUPER_USER
+        assert authorizer.explain(RequestContext.for_principal("User:admin"), Action("READ", ResourcePattern("TOPIC", "t"))).rule.kind is RuleKind.SUPER_USER
 
     def test_work_before_initial_load(self):
         authorizer = StandardAuthorizer(super_users=["User:admin"], initial_load_complete=False)
         assert ask(authorizer, "User:admin", "READ", "t") is ALLOWED
         with pytest.raises(AuthorizerNotReadyError) as raised:
             authorizer.authorize(
-                context_for("User:alice"),
+                RequestContext.for_principal("User:alice"),
                 [Action("READ", ResourcePattern("TOPIC", "t")), Action("READ", ResourcePattern("TOPIC", "u"))],
             )
         assert raised.value.error_code is KafkaErrorCode.UNKNOWN_SERVER_ERROR
@@ -73,7 +72,7 @@ class TestNoAclFound:
     def test_acls_of_anyone_on_the_resource_disable_allow_everyone(self):
         authorizer = make(acl("t", "User:bob", "WRITE", host="10.0.0.9"), allow_everyone_if_no_acl_found=True)
         assert ask(authorizer, "User:alice", "READ", "t") is DENIED
-        assert authorizer.explain(context_for("User:alice"), Action("READ", ResourcePattern("TOPIC", "t"))).rule.kind is RuleKind.NO_MATCHING_ACL
+        assert authorizer.explain(RequestContext.for_principal("User:alice"), Action("READ", ResourcePattern("TOPIC", "t"))).rule.kind is RuleKind.NO_MATCHING_ACL
         assert ask(authorizer, "User:alice", "READ", "other") is ALLOWED
 
     @pytest.mark.parametrize("stored", [acl("*"), acl("t", pattern="PREFIXED"), acl("to", pattern="PREFIXED")])
@@ -90,7 +89,7 @@ class TestOperations:
     def test_deny_beats_allow(self):
         authorizer = make(acl("t"), acl("*", "User:*", "READ", "DENY"))
         assert ask(authorizer, "User:alice", "READ", "t") is DENIED
-        decision = authorizer.explain(context_for("User:alice"), Action("READ", ResourcePattern("TOPIC", "t")))
+        decision = authorizer.explain(RequestContext.for_principal("User:alice"), Action("READ", ResourcePattern("TOPIC", "t")))
         assert decision.rule.kind is RuleKind.DENY_ACL and decision.rule.acl.binding.pattern.name == "*"
 
     @pytest.mark.parametrize("granted", ["READ", "WRITE", "DELETE", "ALTER", "DESCRIBE"])
@@ -190,15 +189,15 @@ class TestPatterns:
 class TestAuthorizedOperations:
     def test_one_pass_agrees_with_rules(self):
         authorizer = make(acl("t", op="WRITE"), acl("t", op="ALTER_CONFIGS"), acl("t", op="DESCRIBE", permission="DENY"))
-        ops = authorizer.authorized_operations(context_for("User:alice"), ResourcePattern("TOPIC", "t"))
+        ops = authorizer.authorized_operations(RequestContext.for_principal("User:alice"), ResourcePattern("TOPIC", "t"))
         assert ops == {AclOperation.WRITE, AclOperation.ALTER_CONFIGS, AclOperation.DESCRIBE_CONFIGS}
 
     def test_super_user_and_allow_everyone_get_supported_operations(self):
         authorizer = make(super_users="User:admin", allow_everyone_if_no_acl_found=True)
         topic = ResourcePattern("TOPIC", "t")
-        assert len(authorizer.authorized_operations(context_for("User:admin"), topic)) == 8
-        assert len(authorizer.authorized_operations(context_for("User:bob"), ResourcePattern("GROUP", "g"))) == 5
-        assert authorizer.authorized_operations(context_for("User:bob"), ResourcePattern.cluster()) == {
+        assert len(authorizer.authorized_operations(RequestContext.for_principal("User:admin"), topic)) == 8
+        assert len(authorizer.authorized_operations(RequestContext.for_principal("User:bob"), ResourcePattern("GROUP", "g"))) == 5
+        assert authorizer.authorized_operations(RequestContext.for_principal("User:bob"), ResourcePattern.cluster()) == {
             AclOperation.CREATE, AclOperation.CLUSTER_ACTION, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS,
             AclOperation.IDEMPOTENT_WRITE, AclOperation.ALTER, AclOperation.DESCRIBE,
         }
@@ -206,7 +205,7 @@ class TestAuthorizedOperations:
 
 class TestAuthorizeByResourceType:
     def ctx(self, principal="User:alice"):
-        return context_for(principal, "10.0.0.1")
+        return RequestContext.for_principal(principal, "10.0.0.1")
 
     def test_argument_checks(self):
         authorizer = make()
@@ -251,7 +250,7 @@ class TestAuthorizeByResourceType:
     def test_host_specific_deny_from_another_group(self):
         authorizer = make(acl("t", op="READ"), acl("t", "User:*", op="READ", permission="DENY", host="10.0.0.1"))
         assert authorizer.authorize_by_resource_type(self.ctx(), "READ", "TOPIC") is DENIED
-        assert authorizer.authorize_by_resource_type(context_for("User:alice", "10.0.0.2"), "READ", "TOPIC") is ALLOWED
+        assert authorizer.authorize_by_resource_type(RequestContext.for_principal("User:alice", "10.0.0.2"), "READ", "TOPIC") is ALLOWED
 
     def test_patched_summaries_follow_each_kind_of_change(self):
         authorizer = make(acl("t1", op="WRITE"))
@@ -377,7 +376,7 @@ class TestContributedAcls:
     def test_source_is_kept_and_delete_leaves_them(self):
         authorizer = make(acl("t", "User:bob"))
         authorizer.replace_source_acls("policy-file", [acl("t")])
-        decision = authorizer.explain(context_for("User:alice"), Action("READ", ResourcePattern("TOPIC", "t")))
+        decision = authorizer.explain(RequestContext.for_principal("User:alice"), Action("READ", ResourcePattern("TOPIC", "t")))
         assert decision.rule.acl.source == "policy-file" and "policy-file" in str(decision.rule)
         deleted = authorizer.delete_acls([AclBindingFilter.ANY])[0]
         assert deleted.bindings == (acl("t", "User:bob"),)
@@ -391,7 +390,7 @@ class TestContributedAcls:
 
 
 def test_empty_action_list():
-    assert StandardAuthorizer(initial_load_complete=False).authorize(context_for("User:alice"), []) == []
+    assert StandardAuthorizer(initial_load_complete=False).authorize(RequestContext.for_principal("User:alice"), []) == []
 
 
 def test_group_expansion_applies_group_acls():

@@ -13,7 +13,6 @@ import sqlite3
 import subprocess
 
 import pytest
-from cli_runner import Cli as CliRunner
 
 from kafkasec import (
     AclBinding,
@@ -29,6 +28,8 @@ from kafkasec import (
 from kafkasec.cli import main
 from kafkasec.cli.config import read_properties
 from kafkasec.store import SqliteStateStore
+
+from cli_runner import Cli as CliRunner
 
 TOPIC_FOO = "ResourcePattern(resourceType=TOPIC, name=foo, patternType=LITERAL)"
 

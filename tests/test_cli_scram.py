@@ -6,11 +6,12 @@ import subprocess
 import sys
 
 import pytest
-from cli_runner import Cli as CliRunner
 
 from kafkasec import KafkaSecurity
 from kafkasec.cli.scram import desanitize, sanitize
 from kafkasec.scram import ScramFormatter, ScramMechanism
+
+from cli_runner import Cli as CliRunner
 
 SHA256, SHA512 = ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512
 BOTH = "SCRAM-SHA-256=[iterations=8192,password=alice-secret],SCRAM-SHA-512=[password=alice-secret]"

@@ -10,9 +10,8 @@ import pytest
 
 from kafkasec.protocol import wire
 
-from server_support import PASSWORDS, add_users, open_security, run
-
 from cli_runner import Cli
+from server_support import PASSWORDS, add_users, open_security, run
 
 
 @pytest.fixture

@@ -19,8 +19,10 @@ from confluent_kafka.admin import (  # noqa: E402
     UserScramCredentialUpsertion,
 )
 
-from kafkasec import RequestContext  # noqa: E402
-from kafkasec import ResourcePattern as Pattern  # noqa: E402
+from kafkasec import (
+    RequestContext,  # noqa: E402
+    ResourcePattern as Pattern,  # noqa: E402
+)
 
 from server_support import CATALOGUE, PASSWORDS, open_security, serving  # noqa: E402
 

@@ -30,8 +30,10 @@ from kafka.errors import (  # noqa: E402
     SaslAuthenticationFailedError,
 )
 
-from kafkasec import RequestContext  # noqa: E402
-from kafkasec import ResourcePattern as Pattern  # noqa: E402
+from kafkasec import (
+    RequestContext,  # noqa: E402
+    ResourcePattern as Pattern,  # noqa: E402
+)
 from kafkasec.protocol import wire  # noqa: E402
 
 from server_support import CATALOGUE, PASSWORDS, logged_in, open_security, run, serving  # noqa: E402

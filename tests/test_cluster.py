@@ -32,8 +32,8 @@ from confluent_kafka.admin import (  # noqa: E402
 )
 
 from kafkasec import AclBinding, KafkaSecurity  # noqa: E402
-from kafkasec.protocol import wire  # noqa: E402
 from kafkasec.errors import SaslAuthenticationError  # noqa: E402
+from kafkasec.protocol import wire  # noqa: E402
 from kafkasec.server import KafkaConnection  # noqa: E402
 
 from server_support import CONFIG, PASSWORDS, add_users, run  # noqa: E402

@@ -3,9 +3,8 @@
 import threading
 import time
 
-from conftest import context_for
 from kafkasec import AclBinding, AclBindingFilter, Action, ResourcePattern, StandardAuthorizer
-from kafkasec.context import AuthorizationResult
+from kafkasec.context import AuthorizationResult, RequestContext
 
 ALLOWED = AuthorizationResult.ALLOWED
 
@@ -20,7 +19,7 @@ def test_authorize_from_threads_while_acls_change():
     grant = [AclBinding.of("TOPIC", t, "LITERAL", "User:alice", "*", "READ", "ALLOW") for t in topics]
     revoke = [AclBindingFilter.of("TOPIC", None, "LITERAL", "User:alice")]
     actions = [Action("READ", ResourcePattern("TOPIC", t)) for t in topics]
-    context = context_for("User:alice")
+    context = RequestContext.for_principal("User:alice")
     stop = threading.Event()
     torn, answers, errors = [], [0, 0], []
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import pickle
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from kafkasec import (
     AuthorizerNotReadyError,
@@ -22,7 +21,7 @@ from kafkasec import (
     KafkaErrorCode,
 )
 from kafkasec._enums import KafkaEnum
-from kafkasec._error_table import ERROR_TABLE
+from kafkasec._error_table import ERROR_DETAILS
 from kafkasec.errors import (
     DelegationTokenAuthDisabledError,
     DelegationTokenAuthorizationFailedError,
@@ -352,11 +351,11 @@ def test_retriable_examples(name, retriable):
 
 
 def test_error_table_shape():
-    codes = [row[0] for row in ERROR_TABLE]
-    assert codes == sorted(codes) == list(range(-1, 129))
-    names = [row[1] for row in ERROR_TABLE]
+    codes = [int(member) for member in KafkaErrorCode]
+    assert codes == sorted(codes) == list(range(-1, 129)) == list(ERROR_DETAILS)
+    names = [member.name for member in KafkaErrorCode]
     assert len(set(names)) == len(names)
-    for code, name, message, retriable in ERROR_TABLE:
+    for code, name, (message, retriable) in zip(codes, names, ERROR_DETAILS.values()):
         assert isinstance(code, int) and isinstance(name, str)
         assert isinstance(message, str) and isinstance(retriable, bool)
         assert KafkaErrorCode(code).message == message

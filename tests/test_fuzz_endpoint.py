@@ -24,8 +24,8 @@ import typing
 import pytest
 
 from kafkasec.protocol import wire
-from kafkasec.server import KafkaConnection
 from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.server import KafkaConnection
 
 from server_support import CATALOGUE, add_users, logged_in, open_security, serving
 

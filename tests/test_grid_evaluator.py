@@ -3,8 +3,7 @@ random ACL sets (DENY, User:*, hosts, prefixes, '*'), super users and allow-ever
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kafkasec import AclBinding, KafkaPrincipal, RequestContext, ResourcePattern, StandardAuthorizer
 from kafkasec.acl import operations_to_bitfield

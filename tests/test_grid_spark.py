@@ -4,11 +4,19 @@ StandardAuthorizer.authorized_operations pair by pair."""
 import os
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
+
 from kafkasec import AclBinding, KafkaPrincipal, KafkaSecurity, RequestContext, ResourcePattern, StandardAuthorizer
 from kafkasec.acl import AclOperation, ResourceType, bitfield_to_operations, operations_to_bitfield
-from spark_udfs.spark import authorized_operations_udf, compile_acls, diff, grid, local_session, operation_names, who_can
+from spark_udfs.spark import (
+    authorized_operations_udf,
+    compile_acls,
+    diff,
+    grid,
+    local_session,
+    operation_names,
+    who_can,
+)
 
 ACLS = [
     AclBinding.of("TOPIC", "orders-", "PREFIXED", "User:alice", "*", "READ", "ALLOW"),

@@ -2,7 +2,6 @@
 
 import pytest
 
-from conftest import context_for
 from kafkasec import (
     AclBinding,
     Action,
@@ -15,6 +14,7 @@ from kafkasec import (
     RuleKind,
     hookimpl,
 )
+from kafkasec.context import RequestContext
 from kafkasec.plugins import DEFAULT_PLUGINS, make_plugin_manager
 from kafkasec.store import MemoryStateStore
 
@@ -91,7 +91,7 @@ def test_a_closed_instance_refuses_work():
     security = KafkaSecurity()
     security.close()
     with pytest.raises(ValueError, match="closed"):
-        security.authorize(context_for("User:alice"), [read_t()])
+        security.authorize(RequestContext.for_principal("User:alice"), [read_t()])
     with pytest.raises(ValueError, match="closed"):
         security.create_acls([grant()])
 
@@ -129,7 +129,7 @@ class DenyEverythingOn:
 def test_authorize_hook_can_answer_or_decline():
     security = KafkaSecurity(plugins=[DenyEverythingOn("t")], super_users="User:admin")
     security.create_acls([grant(name="t"), grant(name="u")])
-    alice = context_for("User:alice")
+    alice = RequestContext.for_principal("User:alice")
     decision = security.explain(alice, read_t())
     assert decision.result is DENIED and decision.authorizer == "policy"
     assert decision.rule.kind is RuleKind.PLUGIN
@@ -149,7 +149,7 @@ def test_authorize_hook_can_wrap_the_standard_authorizer():
 
     security = KafkaSecurity(plugins=[Wrapper()])
     security.create_acls([grant()])
-    assert security.authorize(context_for("User:alice"), [read_t()]) == [ALLOWED]
+    assert security.authorize(RequestContext.for_principal("User:alice"), [read_t()]) == [ALLOWED]
     assert seen == [[RuleKind.ALLOW_ACL]]
 
 
@@ -161,7 +161,7 @@ def test_a_wrong_number_of_decisions_is_an_error():
 
     security = KafkaSecurity(plugins=[Broken()])
     with pytest.raises(RuntimeError, match="0 decisions for 1 actions"):
-        security.authorize(context_for("User:alice"), [read_t()])
+        security.authorize(RequestContext.for_principal("User:alice"), [read_t()])
 
 
 class PolicyFile:
@@ -177,12 +177,12 @@ def test_contributed_acls_carry_the_plugin_name():
     plugin = PolicyFile([grant()])
     security = KafkaSecurity(plugins=[plugin])
     manager = security.plugin_manager
-    decision = security.explain(context_for("User:alice"), read_t())
+    decision = security.explain(RequestContext.for_principal("User:alice"), read_t())
     assert decision.result is ALLOWED
     assert decision.rule.acl.source == manager.get_name(plugin)
     plugin.bindings = []
     security.reload_contributed_acls()
-    assert security.authorize(context_for("User:alice"), [read_t()]) == [DENIED]
+    assert security.authorize(RequestContext.for_principal("User:alice"), [read_t()]) == [DENIED]
 
 
 def test_contributed_acls_are_validated():
@@ -199,9 +199,9 @@ class Teams:
 def test_expand_principal_applies_group_acls():
     security = KafkaSecurity(plugins=[Teams()])
     security.create_acls([grant("Group:eng")])
-    assert security.authorize(context_for("User:alice"), [read_t()]) == [ALLOWED]
-    assert security.authorize(context_for("User:bob"), [read_t()]) == [DENIED]
-    assert security.explain(context_for("User:alice"), read_t()).rule.acl.binding.entry.principal == "Group:eng"
+    assert security.authorize(RequestContext.for_principal("User:alice"), [read_t()]) == [ALLOWED]
+    assert security.authorize(RequestContext.for_principal("User:bob"), [read_t()]) == [DENIED]
+    assert security.explain(RequestContext.for_principal("User:alice"), read_t()).rule.acl.binding.entry.principal == "Group:eng"
 
 
 def test_audit_sees_every_decision_with_its_rule():
@@ -214,8 +214,8 @@ def test_audit_sees_every_decision_with_its_rule():
 
     security = KafkaSecurity(plugins=[Recorder()], super_users="User:admin")
     security.create_acls([grant()])
-    security.authorize(context_for("User:alice"), [read_t(), Action("WRITE", TOPIC_T), Action("READ", ResourcePattern("TOPIC", "z"))])
-    security.authorize(context_for("User:admin"), [read_t()])
+    security.authorize(RequestContext.for_principal("User:alice"), [read_t(), Action("WRITE", TOPIC_T), Action("READ", ResourcePattern("TOPIC", "z"))])
+    security.authorize(RequestContext.for_principal("User:admin"), [read_t()])
     assert records == [
         ("User:alice", "t", ALLOWED, RuleKind.ALLOW_ACL),
         ("User:alice", "t", DENIED, RuleKind.NO_MATCHING_ACL),
@@ -257,7 +257,7 @@ def test_unknown_hook_names_fail_check_pending():
 
 def test_tracing_switch(monkeypatch, capsys):
     monkeypatch.setenv("KAFKASEC_TRACE_PLUGINS", "1")
-    KafkaSecurity().authorize(context_for("User:alice"), [read_t()])
+    KafkaSecurity().authorize(RequestContext.for_principal("User:alice"), [read_t()])
     assert "kafkasec_authorize" in capsys.readouterr().err
 
 
@@ -271,7 +271,7 @@ def test_from_config_reads_kafka_settings(tmp_path):
         }
     )
     assert security.authorizer.super_users == {"User:admin", "User:ops"}
-    assert security.authorize(context_for("User:bob"), [read_t()]) == [ALLOWED]
+    assert security.authorize(RequestContext.for_principal("User:bob"), [read_t()]) == [ALLOWED]
     assert security.config["my.plugin.setting"] == "kept"
     assert (tmp_path / "s.db").exists()
     with pytest.raises(ValueError, match="allow.everyone.if.no.acl.found must be true or false"):

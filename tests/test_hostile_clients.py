@@ -6,15 +6,14 @@ import logging
 import time
 
 import pytest
+from test_scram_server import server_for
 
-from kafkasec.protocol import wire
 from kafkasec.errors import SaslAuthenticationError
+from kafkasec.protocol import wire
 from kafkasec.scram import server as scram_server
 from kafkasec.scram.client import ScramClient
 
 from server_support import PASSWORDS, logged_in, run
-from test_scram_server import server_for
-from test_server_endpoint import broker_and_controller  # noqa: F401  (a fixture)
 
 
 def test_a_malformed_client_final_never_shows_its_proof():
@@ -107,10 +106,11 @@ def test_a_null_owner_type_is_invalid_principal_type_on_controller_and_broker(br
 def test_a_refused_controller_login_is_logged_not_silent(tmp_path, caplog):
     """A broker user without a credential for the link's mechanism once made every forwarded
     write wait and time out with nothing in the log."""
-    from server_support import add_users, open_security, serving
     from test_server_endpoint import create_acl_request
 
     from kafkasec.server import ControllerLink
+
+    from server_support import add_users, open_security, serving
 
     caplog.set_level(logging.WARNING, logger="kafkasec.server.controller_link")
     with open_security(tmp_path / "c.db", **{"controller.listener.names": "CONTROLLER"}) as security:

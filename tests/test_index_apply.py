@@ -1,8 +1,7 @@
 """The ACL index changed one ACL at a time is the index built at once, and old snapshots stay
 exactly as they were (readers never see a change under them)."""
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from kafkasec import AclBinding, Action, RequestContext, ResourcePattern
 from kafkasec.authorizer.index import AclIndex, StoredAcl
@@ -64,7 +63,7 @@ def test_a_reader_keeps_its_snapshot_through_a_thousand_changes():
               for n in range(500)]
     index = AclIndex.build(stored)
     kept = index
-    for n, acl in enumerate(stored):
+    for acl in stored:
         index = index.apply((), [acl])
     assert len(index) == 0 and len(kept) == 500
     authorizer = StandardAuthorizer()

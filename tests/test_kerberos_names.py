@@ -2,8 +2,7 @@
 KerberosRuleTest."""
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from kafkasec.principals.kerberos import KerberosName, KerberosRule, KerberosShortNamer, replace_parameters
 from kafkasec.principals.mapping_rules import NoMatchingRule

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 import kafkasec_audit_jsonl
-from conftest import context_for
 from kafkasec import (
     AclBinding,
     AclOperation,
@@ -71,7 +70,7 @@ def records(path):
 
 
 def read(security, principal, action=READ_T):
-    return security.authorize(context_for(principal), [action])
+    return security.authorize(RequestContext.for_principal(principal), [action])
 
 
 def test_identical_decisions_fold_into_one_line_with_a_count(log_path):
@@ -127,7 +126,7 @@ def test_a_line_has_every_field_and_names_the_acl_that_decided(log_path):
 
 def test_a_decision_without_an_acl_has_null_acl_fields(log_path):
     with open_security(log_path) as security:
-        security.authorize(context_for("User:bob"), [Action(AclOperation.READ, ResourcePattern(ResourceType.TOPIC, "u"))])
+        security.authorize(RequestContext.for_principal("User:bob"), [Action(AclOperation.READ, ResourcePattern(ResourceType.TOPIC, "u"))])
     (record,) = records(log_path)
     assert (record["rule"], record["acl_id"], record["acl_source"]) == ("no_acl_found", None, None)
     assert record["forwarding_principal"] is None
@@ -139,7 +138,7 @@ def test_the_action_logging_flags_are_respected(log_path):
     with open_security(log_path, 0) as security:
         read(security, "User:alice", quiet_allowed)
         read(security, "User:bob", quiet_denied)
-        security.authorized_operations(context_for("User:alice"), TOPIC_T)
+        security.authorized_operations(RequestContext.for_principal("User:alice"), TOPIC_T)
         assert log_path.read_text() == ""
         read(security, "User:alice", quiet_denied)  # allowed, and it asks to be logged if allowed
         read(security, "User:bob", quiet_allowed)  # denied, and it asks to be logged if denied
@@ -201,7 +200,7 @@ def test_concurrent_decisions_give_whole_lines_and_exact_counts(log_path):
         count = 0
         for i in range(rounds):
             principal = principals[(i // 7 + number) % 2]
-            security.authorize(context_for(principal), [READ_T, quiet])
+            security.authorize(RequestContext.for_principal(principal), [READ_T, quiet])
             count += 1 if principal == "User:alice" else 2
         recordable.append(count)
 

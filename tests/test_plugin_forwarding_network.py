@@ -4,8 +4,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from kio.schema.create_acls.v3.request import AclCreation, CreateAclsRequest
 
 import kafkasec_forwarding_network
@@ -21,10 +20,10 @@ from kafkasec import (
     ResourceType,
     RuleKind,
 )
+from kafkasec.plugins import make_plugin_manager
 from kafkasec.protocol import wire
 from kafkasec.protocol.acl_apis import HANDLERS
 from kafkasec.protocol.forwarding import EnvelopeAction, ForwardingExchange, open_envelope
-from kafkasec.plugins import make_plugin_manager
 
 ALLOWED = AuthorizationResult.ALLOWED
 DENIED = AuthorizationResult.DENIED

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 import kafkasec_groupfile
-from conftest import context_for
 from kafkasec import (
     AclBinding,
     AclOperation,
@@ -22,6 +21,7 @@ from kafkasec import (
     ResourceType,
     RuleKind,
 )
+from kafkasec.context import RequestContext
 
 ALLOWED = AuthorizationResult.ALLOWED
 DENIED = AuthorizationResult.DENIED
@@ -50,7 +50,7 @@ def open_security(path, interval_ms=0, *acls):
 
 
 def read(security, principal):
-    return security.authorize(context_for(principal), [READ_T])[0]
+    return security.authorize(RequestContext.for_principal(principal), [READ_T])[0]
 
 
 @pytest.fixture
@@ -106,14 +106,14 @@ def test_a_group_deny_beats_a_user_allow(groups):
     with open_security(groups, 0, *acls) as security:
         assert read(security, "User:alice") is DENIED
         assert read(security, "User:bob") is DENIED
-        decision = security.explain(context_for("User:alice"), READ_T)
+        decision = security.explain(RequestContext.for_principal("User:alice"), READ_T)
         assert decision.rule.kind is RuleKind.DENY_ACL
         assert decision.rule.acl.binding.entry.principal == "Group:eng"
 
 
 def test_explain_names_the_group_acl(groups):
     with open_security(groups) as security:
-        decision = security.explain(context_for("User:carol"), READ_T)
+        decision = security.explain(RequestContext.for_principal("User:carol"), READ_T)
     assert decision.rule.kind is RuleKind.ALLOW_ACL
     assert decision.rule.acl.binding == acl("Group:eng")
     assert "Group:eng" in str(decision.rule)
@@ -221,7 +221,7 @@ def test_unconfigured_the_plugin_is_inert():
         assert "groupfile" not in security.plugin_state
         alice = KafkaPrincipal.user("alice")
         expanded = security.plugin_manager.hook.kafkasec_expand_principal(
-            security=security, principal=alice, context=context_for("User:alice")
+            security=security, principal=alice, context=RequestContext.for_principal("User:alice")
         )
         assert expanded == []
         # Nothing is registered for expansion, so the authorizer skips the hook entirely.

@@ -12,8 +12,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import kafkasec_tenant
 from kafkasec import (
@@ -31,12 +30,12 @@ from kafkasec import (
     ResourceType,
     RuleKind,
 )
+from kafkasec.plugins import make_plugin_manager
 from kafkasec.principals.authentication import (
     PlaintextAuthenticationContext,
     SaslAuthenticationContext,
     SslAuthenticationContext,
 )
-from kafkasec.plugins import make_plugin_manager
 from kafkasec_tenant import ENABLED_SETTING, REQUIRED_SETTING, TenantPrincipal, TenantRequiredError
 
 ALLOWED, DENIED = AuthorizationResult.ALLOWED, AuthorizationResult.DENIED

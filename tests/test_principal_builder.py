@@ -4,8 +4,8 @@ the kafkasec_build_principal hook through KafkaSecurity."""
 import pytest
 from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509.oid import NameOID
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
+from test_ssl_principal_mapper import A, self_signed
 
 from kafkasec import (
     DefaultPrincipalBuilder,
@@ -19,9 +19,8 @@ from kafkasec import (
 )
 from kafkasec.errors import KafkaErrorCode, UnknownServerError
 from kafkasec.plugins import DEFAULT_PLUGINS, make_plugin_manager
-from kafkasec.principals.principal import ANONYMOUS
 from kafkasec.principals.mapping_rules import NoMatchingRule
-from test_ssl_principal_mapper import A, self_signed
+from kafkasec.principals.principal import ANONYMOUS
 
 DUKE = self_signed(
     A(NameOID.COUNTRY_NAME, "US"),

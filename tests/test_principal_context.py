@@ -9,8 +9,7 @@ import pickle
 
 import attrs
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from kafkasec import (
     AclOperation,

@@ -4,11 +4,9 @@ import os
 import random
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from kio.schema.default_principal_data.v0 import DefaultPrincipalData
 
-from kafkasec.protocol import wire
 from kafkasec import (
     DefaultPrincipalSerde,
     KafkaErrorCode,
@@ -17,6 +15,7 @@ from kafkasec import (
     PrincipalDeserializationError,
     hookimpl,
 )
+from kafkasec.protocol import wire
 
 SERDE = DefaultPrincipalSerde()
 

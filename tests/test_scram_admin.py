@@ -2,8 +2,7 @@
 their order, codes and messages, authorization, and a model of every sequence of alterations."""
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from kio.schema.alter_user_scram_credentials.v0.request import (
     AlterUserScramCredentialsRequest,
     ScramCredentialDeletion,
@@ -24,6 +23,11 @@ from kafkasec import (
     hookimpl,
 )
 from kafkasec.protocol import wire
+from kafkasec.protocol.scram_apis import (
+    HANDLERS,
+    handle_alter_user_scram_credentials,
+    handle_describe_user_scram_credentials,
+)
 from kafkasec.scram import (
     ScramCredentialInfo,
     ScramFormatter,
@@ -31,7 +35,6 @@ from kafkasec.scram import (
     UserScramCredentialDeletion,
     UserScramCredentialUpsertion,
 )
-from kafkasec.protocol.scram_apis import HANDLERS, handle_alter_user_scram_credentials, handle_describe_user_scram_credentials
 
 SHA256, SHA512, UNKNOWN = ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512, ScramMechanism.UNKNOWN
 SALTED = b"s" * 32  # a salted password, as the wire carries it: no PBKDF2 in most tests

@@ -213,7 +213,7 @@ def test_mechanism_coercion(value, member):
 
 def test_unknown_mechanism_has_no_name_or_hash():
     with pytest.raises(ValueError):
-        ScramMechanism.UNKNOWN.mechanism_name
+        _ = ScramMechanism.UNKNOWN.mechanism_name
     with pytest.raises(ValueError):
         ScramFormatter(ScramMechanism.UNKNOWN)
     with pytest.raises(ValueError):

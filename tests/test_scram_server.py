@@ -14,13 +14,11 @@ from pathlib import Path
 
 import pytest
 import scramp
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from kafkasec.principals.authentication import SaslAuthenticationContext
 from kafkasec.errors import KafkaError, KafkaErrorCode
-from kafkasec.scram import server as server_module
-from kafkasec.scram import ScramFormatter, ScramMechanism
+from kafkasec.principals.authentication import SaslAuthenticationContext
+from kafkasec.scram import ScramFormatter, ScramMechanism, server as server_module
 from kafkasec.scram.server import (
     IllegalSaslStateError,
     SaslAuthenticationError,
@@ -655,7 +653,7 @@ def test_message_after_completion_is_an_illegal_state_and_fails_the_exchange():
     # As Kafka's ScramSaslServer: the unexpected message fails the finished exchange.
     assert server.state is ScramServerState.FAILED and not server.is_complete
     with pytest.raises(IllegalSaslStateError):
-        server.authorization_id
+        _ = server.authorization_id
 
 
 def test_failed_exchange_stays_failed():

@@ -6,6 +6,7 @@ import sqlite3
 import pytest
 
 from kafkasec import AclBinding, KafkaSecurity, hookimpl
+from kafkasec.plugins import make_plugin_manager
 from kafkasec.scram import (
     ScramCredentialInfo,
     ScramFormatter,
@@ -14,10 +15,8 @@ from kafkasec.scram import (
     UserScramCredentialsDescription,
     UserScramCredentialUpsertion,
 )
-from kafkasec.store import MemoryStateStore, SqliteStateStore, StateError
-from kafkasec.plugins import make_plugin_manager
 from kafkasec.scram.cache import ScramCredentialCache
-from kafkasec.store import sqlite as sqlite_store
+from kafkasec.store import MemoryStateStore, SqliteStateStore, StateError, sqlite as sqlite_store
 from kafkasec.store.records import RecordApplyError
 
 SHA256, SHA512 = ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512

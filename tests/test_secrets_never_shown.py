@@ -23,8 +23,8 @@ import pytest
 
 import kafkasec_audit_jsonl
 from kafkasec import KafkaSecurity, RequestContext
-from kafkasec.protocol import wire
 from kafkasec.errors import KafkaError
+from kafkasec.protocol import wire
 from kafkasec.scram.client import ScramClient
 from kafkasec.scram.credentials import ScramCredentialInfo, ScramFormatter, UserScramCredentialUpsertion
 from kafkasec.server import KafkaConnection

@@ -2,11 +2,11 @@
 
 import pytest
 
-from kafkasec.protocol import wire
 from kafkasec.errors import KafkaErrorCode
+from kafkasec.protocol import wire
+from kafkasec.protocol.api_versions import api_versions_response, kio_versions
 from kafkasec.scram.client import ScramClient
 from kafkasec.server import Authenticator, AuthenticatorState
-from kafkasec.protocol.api_versions import api_versions_response, kio_versions
 
 from server_support import PASSWORDS
 
@@ -179,7 +179,7 @@ def test_mechanisms_other_than_scram_are_refused_at_construction(security):
 
 def test_no_principal_before_the_login(authenticator):
     with pytest.raises(ValueError, match="no principal"):
-        authenticator.principal
+        _ = authenticator.principal
 
 
 def test_the_api_versions_answer_lists_ranges_in_key_order():

@@ -4,8 +4,7 @@ version, each response round-tripped through the wire."""
 import uuid
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from kafkasec import (
     AccessControlEntry,
@@ -19,9 +18,9 @@ from kafkasec import (
 )
 from kafkasec.acl import bitfield_to_operations
 from kafkasec.errors import InvalidRequestError
-from kafkasec.server import Catalogue, Node
-from kafkasec.protocol.cluster_apis import AUTHORIZED_OPERATIONS_OMITTED, ClusterRequests
 from kafkasec.protocol import wire
+from kafkasec.protocol.cluster_apis import AUTHORIZED_OPERATIONS_OMITTED, ClusterRequests
+from kafkasec.server import Catalogue, Node
 
 from server_support import CATALOGUE
 

@@ -10,11 +10,11 @@ import time
 import pytest
 
 from kafkasec import AccessControlEntry, AclBinding, KafkaSecurity, RequestContext, ResourcePattern
-from kafkasec.protocol import wire
 from kafkasec.errors import KafkaErrorCode, SaslAuthenticationError
+from kafkasec.protocol import wire
 from kafkasec.server import ControllerLink, Endpoint, KafkaConnection
 
-from server_support import CATALOGUE, PASSWORDS, add_users, logged_in, open_security, run, serving
+from server_support import CATALOGUE, add_users, logged_in, open_security, run, serving
 
 
 def request(api_key, version, **fields):
@@ -270,20 +270,6 @@ def test_acls_and_credentials_created_over_the_wire_survive_a_restart(tmp_path):
 
 # ---------------------------------------------------------------------------------------------
 # KIP-590: a broker endpoint forwards admin writes to a controller endpoint in envelopes.
-
-
-@pytest.fixture
-def broker_and_controller(tmp_path):
-    """Both endpoints share one KafkaSecurity, as a broker and controller share Kafka's metadata."""
-    with open_security(tmp_path / "cluster.db", **{"controller.listener.names": "CONTROLLER"}) as security:
-        add_users(security)
-        with serving(security, listener_name="CONTROLLER", node_id=3000) as controller:
-            link = ControllerLink(
-                controller.host, controller.port, mechanism="SCRAM-SHA-512", username="broker", password=PASSWORDS["broker"],
-                retry_backoff_ms=20, request_timeout_ms=2000,
-            )
-            with serving(security, controller=link, node_id=1) as broker:
-                yield security, broker, controller
 
 
 def create_acl_request(principal="User:dave", name="orders"):

@@ -7,8 +7,8 @@ import datetime
 import pytest
 
 from kafkasec import AccessControlEntry, AclBinding, ResourcePattern
-from kafkasec.protocol import wire
 from kafkasec.errors import KafkaErrorCode, SaslAuthenticationError
+from kafkasec.protocol import wire
 from kafkasec.server import KafkaConnection
 
 from server_support import add_users, logged_in, open_security, run, serving

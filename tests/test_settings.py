@@ -1,8 +1,8 @@
 """The settings registry: every setting kafkasec reads is known, misspellings are refused."""
 
-import pytest
-
 import json
+
+import pytest
 
 from kafkasec import KafkaSecurity, hookimpl
 from kafkasec.cli import main

@@ -8,8 +8,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ed25519
 from cryptography.x509.name import _ASN1Type
 from cryptography.x509.oid import NameOID
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from kafkasec.principals.java_regex import compile_java_regex, java_find_all, java_trim
 from kafkasec.principals.mapping_rules import NoMatchingRule

@@ -7,20 +7,31 @@ import sqlite3
 import stat
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kafkasec import (
-    AccessControlEntryFilter, AclBinding, AclBindingFilter, Action, KafkaSecurity, RequestContext, ResourcePattern, hookimpl,
+    AccessControlEntryFilter,
+    AclBinding,
+    AclBindingFilter,
+    Action,
+    KafkaSecurity,
+    RequestContext,
+    ResourcePattern,
+    hookimpl,
 )
 from kafkasec.authorizer import index as index_module
+from kafkasec.authorizer.standard import StandardAuthorizer
 from kafkasec.context import AuthorizationResult
 from kafkasec.errors import AuthorizerNotReadyError, KafkaError
-from kafkasec.scram import ScramCredentialInfo, ScramMechanism, UserScramCredentialDeletion, UserScramCredentialUpsertion
+from kafkasec.scram import (
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
+)
 from kafkasec.store import MemoryStateStore, SqliteStateStore
 from kafkasec.store.follower import FollowerStoppedError, StateFollower
 from kafkasec.store.records import AccessControlEntryRecord, StateSnapshot
-from kafkasec.authorizer.standard import StandardAuthorizer
 
 SECRET = "a-secret-for-tokens"
 CONFIG = {"super.users": "User:admin", "delegation.token.secret.key": SECRET}

@@ -10,9 +10,8 @@ import time
 
 import pytest
 
-from conftest import context_for
 from kafkasec import AclBinding, AclBindingFilter, Action, KafkaSecurity, ResourcePattern, hookimpl
-from kafkasec.context import AuthorizationResult
+from kafkasec.context import AuthorizationResult, RequestContext
 from kafkasec.store import MemoryStateStore, SqliteStateStore, StateError, open_state_store
 from kafkasec.store.records import AccessControlEntryRecord, RecordApplyError, StateSnapshot
 
@@ -28,7 +27,7 @@ def test_acls_survive_a_restart(tmp_path):
         security.delete_acls([binding("t2").to_filter()])
     with KafkaSecurity(state_path=str(path)) as security:
         assert security.acls() == [binding("t1")]
-        context = context_for("User:alice")
+        context = RequestContext.for_principal("User:alice")
         assert security.authorize(context, [Action("READ", ResourcePattern("TOPIC", "t1"))]) == [AuthorizationResult.ALLOWED]
 
 
@@ -63,7 +62,7 @@ def test_failed_write_changes_nothing(tmp_path):
         with pytest.raises(OSError, match="disk full"):
             security.create_acls([binding("t")])
         assert security.acls() == [] and security.store.latest_offset() == 0
-        assert security.authorize(context_for("User:alice"), [Action("READ", ResourcePattern("TOPIC", "t"))]) == [
+        assert security.authorize(RequestContext.for_principal("User:alice"), [Action("READ", ResourcePattern("TOPIC", "t"))]) == [
             AuthorizationResult.DENIED
         ]
 

@@ -6,10 +6,8 @@ import sqlite3
 import time
 
 import pytest
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives import hmac as crypto_hmac
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from cryptography.hazmat.primitives import hashes, hmac as crypto_hmac
+from hypothesis import given, settings, strategies as st
 
 from kafkasec import AclBinding, KafkaPrincipal, KafkaSecurity, RequestContext, SaslAuthenticationError, hookimpl
 from kafkasec.errors import (
@@ -22,9 +20,15 @@ from kafkasec.errors import (
     InvalidPrincipalTypeError,
 )
 from kafkasec.scram.client import ScramClient
-from kafkasec.store import MemoryStateStore, StateError
-from kafkasec.tokens import DelegationTokenManager, TokenInformation, new_token_id, parse_hmac, token_hmac
-from kafkasec.tokens import manager as manager_module
+from kafkasec.store import StateError
+from kafkasec.tokens import (
+    DelegationTokenManager,
+    TokenInformation,
+    manager as manager_module,
+    new_token_id,
+    parse_hmac,
+    token_hmac,
+)
 
 SECRET = "the-secret"
 DAY = 24 * 60 * 60 * 1000

@@ -3,15 +3,14 @@
 import random
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from kio.schema.create_acls.v3.request import AclCreation, CreateAclsRequest
 from kio.schema.create_topics.v7.response import CreatableTopicResult, CreateTopicsResponse
 from kio.schema.envelope.v0.request import EnvelopeRequest
 from kio.schema.envelope.v0.response import EnvelopeResponse
 
-from kafkasec.protocol import wire
 from kafkasec.errors import InvalidRequestError, KafkaError
+from kafkasec.protocol import wire
 from kafkasec.protocol.forwardable import FORWARDABLE_APIS
 
 CREATE_ACLS = CreateAclsRequest(
@@ -119,7 +118,7 @@ def test_build_drops_fields_a_version_lacks():
 
 @pytest.mark.parametrize("api_key", sorted(FORWARDABLE_APIS))
 def test_every_forwardable_api_has_schemas_in_kio(api_key):
-    from kio.schema.index import schema_name_map, api_key_map
+    from kio.schema.index import api_key_map, schema_name_map
 
     versions = schema_name_map[api_key_map[api_key]]
     assert versions, api_key

@@ -5,11 +5,10 @@ import asyncio
 import struct
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from kafkasec.protocol import wire
 from kafkasec.errors import InvalidRequestError
+from kafkasec.protocol import wire
 
 from server_support import logged_in, run
 

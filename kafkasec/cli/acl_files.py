@@ -79,7 +79,7 @@ def _csv_records(file, path: str):
         raise CommandError(f"{path}: the CSV header must name the columns {','.join(ACL_FIELDS)}")
     number = 0
     try:
-        for number, record in enumerate(reader, start=1):
+        for number, record in enumerate(reader, start=1):  # noqa: B007 (the line an error names)
             yield record
     except csv.Error as error:
         raise CommandError(f"{path}: row {number + 1}: not valid CSV: {error}") from None

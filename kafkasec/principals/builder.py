@@ -21,17 +21,17 @@ from typing import Mapping
 
 from attrs import field, frozen
 
+from kafkasec.errors import UnknownServerError
+from kafkasec.hookspecs import hookimpl
 from kafkasec.principals.authentication import (
     PlaintextAuthenticationContext,
     SaslAuthenticationContext,
     SslAuthenticationContext,
 )
-from kafkasec.errors import UnknownServerError
-from kafkasec.hookspecs import hookimpl
-from kafkasec.principals.kerberos import KerberosName, KerberosShortNamer
-from kafkasec.principals.principal import ANONYMOUS, KafkaPrincipal
 from kafkasec.principals.java_regex import java_trim
+from kafkasec.principals.kerberos import KerberosName, KerberosShortNamer
 from kafkasec.principals.mapping_rules import DEFAULT_RULE
+from kafkasec.principals.principal import ANONYMOUS, KafkaPrincipal
 from kafkasec.principals.ssl_rules import SslPrincipalMapper
 from kafkasec.principals.x500 import x500_principal_name
 

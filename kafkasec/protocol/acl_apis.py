@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from kafkasec.protocol import wire
 from kafkasec.acl import (
     AccessControlEntry,
     AccessControlEntryFilter,
@@ -23,6 +22,7 @@ from kafkasec.acl import (
 )
 from kafkasec.context import RequestContext
 from kafkasec.errors import InvalidRequestError, KafkaError, KafkaErrorCode
+from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.errors import ApiError
 from kafkasec.protocol.forwardable import CLUSTER, FORWARDABLE_APIS

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from kafkasec.protocol import wire
 from kafkasec.errors import KafkaErrorCode, UnsupportedVersionError
+from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 
 _SOFTWARE_NAME_OR_VERSION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")

@@ -26,13 +26,13 @@ import uuid
 
 from attrs import field, frozen, validators
 
-from kafkasec.protocol import wire
 from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType, operations_to_bitfield
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import InvalidRequestError, KafkaErrorCode
+from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.errors import ApiError
-from kafkasec.server.catalogue import Catalogue, Group, INTERNAL_TOPICS, Topic, topic_name_problem
+from kafkasec.server.catalogue import INTERNAL_TOPICS, Catalogue, Group, Topic, topic_name_problem
 
 METADATA, FIND_COORDINATOR = ApiKey.METADATA, ApiKey.FIND_COORDINATOR
 DESCRIBE_GROUPS, DESCRIBE_CLUSTER = ApiKey.DESCRIBE_GROUPS, ApiKey.DESCRIBE_CLUSTER

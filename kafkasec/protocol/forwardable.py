@@ -20,15 +20,15 @@ from typing import Callable, Hashable
 
 from attrs import frozen
 
-from kafkasec.protocol import wire
 from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import KafkaError, KafkaErrorCode
 from kafkasec.principals.principal import KafkaPrincipal
+from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.errors import ApiError
-from kafkasec.tokens.admin import allow_token_requests, may_create_tokens_for
 from kafkasec.protocol.token_apis import requested_owner
+from kafkasec.tokens.admin import allow_token_requests, may_create_tokens_for
 
 CLUSTER = ResourcePattern(ResourceType.CLUSTER, CLUSTER_NAME)
 

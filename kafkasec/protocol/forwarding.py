@@ -28,10 +28,10 @@ from typing import Iterable
 
 from attrs import frozen
 
-from kafkasec.protocol import wire
 from kafkasec.acl import AclOperation
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import InvalidRequestError, KafkaError, KafkaErrorCode
+from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.errors import ApiError
 from kafkasec.protocol.forwardable import CLUSTER, FORWARDABLE_APIS

@@ -10,8 +10,8 @@ user (librdkafka sends an empty one).
 
 from __future__ import annotations
 
-from kafkasec.protocol import wire
 from kafkasec.context import RequestContext
+from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.errors import ApiError
 from kafkasec.scram.credentials import (

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import datetime
 
-from kafkasec.protocol import wire
 from kafkasec.context import RequestContext
 from kafkasec.errors import InvalidPrincipalTypeError, KafkaError
+from kafkasec.principals.principal import KafkaPrincipal
+from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.errors import ApiError
-from kafkasec.principals.principal import KafkaPrincipal
 from kafkasec.tokens.model import DelegationToken
 
 CREATE_DELEGATION_TOKEN = ApiKey.CREATE_DELEGATION_TOKEN

@@ -22,6 +22,10 @@ import sys
 import typing
 import uuid
 
+from kafkasec.context import RequestContext
+from kafkasec.errors import InvalidRequestError, KafkaErrorCode, UnsupportedVersionError
+from kafkasec.protocol.api_keys import ApiKey
+
 # kio registers hypothesis strategies for its types when hypothesis is installed, and building
 # them makes hypothesis create ./.hypothesis/ in whatever directory a server starts in. Unless a
 # test run has imported hypothesis already, kio is imported as if it were absent.
@@ -44,11 +48,6 @@ except ImportError as error:  # pragma: no cover - depends on how kafkasec was i
 finally:
     if _HIDE_HYPOTHESIS:
         del sys.modules["hypothesis"]
-
-from kafkasec.context import RequestContext
-from kafkasec.protocol.api_keys import ApiKey
-from kafkasec.errors import InvalidRequestError, KafkaErrorCode, UnsupportedVersionError
-
 
 
 RequestHeader = typing.Union[RequestHeaderV1, RequestHeaderV2]
@@ -175,7 +174,11 @@ class _Frame:
 def _field_checker(field, flexible: bool, is_header: bool, tagged: bool):
     """A function(frame) that steps over one field's bytes, checking every length in it."""
     from kio.serial._introspect import (
-        EntityField, EntityTupleField, classify_field, get_schema_field_type, is_optional,
+        EntityField,
+        EntityTupleField,
+        classify_field,
+        get_schema_field_type,
+        is_optional,
     )
 
     field_class = classify_field(field)

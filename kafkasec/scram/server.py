@@ -33,8 +33,8 @@ import string
 from collections import Counter
 from typing import Callable, Iterable
 
-from kafkasec.principals.authentication import SaslAuthenticationContext
 from kafkasec.errors import IllegalSaslStateError, KafkaError, SaslAuthenticationError
+from kafkasec.principals.authentication import SaslAuthenticationContext
 from kafkasec.scram.credentials import (
     MIN_ITERATIONS,
     ScramCredential,

@@ -7,10 +7,10 @@ forwarding admin writes to a controller (:class:`ControllerLink`) when it is a b
 Needs the ``wire`` extra.
 """
 
+from kafkasec.protocol.cluster_apis import Node
 from kafkasec.server.authenticator import Authenticator, AuthenticatorState, Reply
 from kafkasec.server.catalogue import Catalogue, Group, GroupMember, Topic
 from kafkasec.server.client import KafkaConnection
-from kafkasec.protocol.cluster_apis import Node
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.endpoint import Endpoint
 

@@ -22,12 +22,12 @@ import logging
 
 from attrs import frozen
 
-from kafkasec.protocol import wire
 from kafkasec.errors import KafkaError, KafkaErrorCode, SaslAuthenticationError
 from kafkasec.principals.principal import KafkaPrincipal
+from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
-from kafkasec.protocol.errors import ApiError
 from kafkasec.protocol.api_versions import VersionRanges, answer_api_versions
+from kafkasec.protocol.errors import ApiError
 
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 

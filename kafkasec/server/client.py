@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import asyncio
 
-from kafkasec.protocol import wire
 from kafkasec.errors import KafkaError, SaslAuthenticationError
-from kafkasec.scram.client import ScramClient
+from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.scram.client import ScramClient
+
 
 class KafkaConnection:
     """One connection to a Kafka-protocol server; build it with :meth:`open`."""

@@ -45,10 +45,10 @@ import os
 import threading
 import time
 
-from kafkasec.protocol import wire
-from kafkasec.principals.authentication import PlaintextAuthenticationContext
 from kafkasec.context import RequestContext
 from kafkasec.errors import KafkaError, KafkaErrorCode
+from kafkasec.principals.authentication import PlaintextAuthenticationContext
+from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.api_versions import answer_api_versions
 from kafkasec.protocol.cluster_apis import ClusterRequests, Node
@@ -56,9 +56,9 @@ from kafkasec.protocol.forwarding import EnvelopeAction, open_envelope, privileg
 from kafkasec.protocol.registry import ApiHandlers
 from kafkasec.server.authenticator import SCRAM_MECHANISMS, Authenticator, answer_after_login
 from kafkasec.server.catalogue import Catalogue
-from kafkasec.settings import parse_count, parse_milliseconds
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.limits import SMALL_FRAME_BYTES, ConnectionQuotas, LimitExceeded, UnauthenticatedBytes
+from kafkasec.settings import parse_count, parse_milliseconds
 
 log = logging.getLogger("kafkasec.server")
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import ClassVar, ContextManager, Protocol, Sequence
 
 from kafkasec.errors import KafkaErrorCode
-
 from kafkasec.store.records import Record, StateSnapshot
 
 DEFAULT_LOG_RETENTION_RECORDS = 100_000

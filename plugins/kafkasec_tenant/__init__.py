@@ -24,10 +24,10 @@ from attrs import frozen
 from cryptography.x509.oid import NameOID
 
 from kafkasec import KafkaPrincipal, hookimpl
-from kafkasec.principals.authentication import SaslAuthenticationContext, SslAuthenticationContext
 from kafkasec.errors import PrincipalDeserializationError
+from kafkasec.principals.authentication import SaslAuthenticationContext, SslAuthenticationContext
 from kafkasec.principals.principal import USER_TYPE
-from kafkasec.principals.serde import compact_string, PrincipalDataReader
+from kafkasec.principals.serde import PrincipalDataReader, compact_string
 from kafkasec.settings import Setting, parse_bool
 
 NAME = "tenant"
