@@ -55,6 +55,14 @@ def make_plugin_manager(*, load_entrypoints: bool = True, plugins=()) -> pluggy.
     return manager
 
 
+def answers_by_plugin(caller: pluggy.HookCaller, **arguments):
+    """Call each implementation of a collecting hook on its own, in pluggy's call order (plugins
+    before ``trylast`` built-ins), yielding ``(hookimpl, answer)``: for hooks whose answers are
+    kept per plugin (contributed ACLs, API handlers)."""
+    for impl in reversed(caller.get_hookimpls()):
+        yield impl, impl.function(*(arguments[name] for name in impl.argnames))
+
+
 def enable_tracing(manager: pluggy.PluginManager, write=None) -> None:
     """Write each hook call and its result (to standard error unless ``write`` is given)."""
     manager.trace.root.setwriter(write or (lambda text: sys.stderr.write(text)))

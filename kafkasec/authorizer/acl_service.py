@@ -8,6 +8,7 @@ from typing import Iterable
 from kafkasec.acl import AclBinding, AclBindingFilter
 from kafkasec.authorizer.index import StoredAcl
 from kafkasec.authorizer.standard import AclCreateResult, AclDeleteResult, StandardAuthorizer
+from kafkasec.plugins import answers_by_plugin
 from kafkasec.store.writer import StateWriter
 
 
@@ -44,10 +45,7 @@ class AclService:
 
     def reload_contributed_acls(self) -> None:
         """Ask every ``kafkasec_contribute_acls`` plugin again and swap in what each returns."""
-        caller = self._hook.kafkasec_contribute_acls
-        for impl in caller.get_hookimpls():
-            arguments = {"security": self._security}
-            contributed = impl.function(*(arguments[name] for name in impl.argnames))
+        for impl, contributed in answers_by_plugin(self._hook.kafkasec_contribute_acls, security=self._security):
             self._authorizer.replace_source_acls(impl.plugin_name, contributed or ())
 
 

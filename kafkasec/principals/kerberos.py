@@ -28,7 +28,14 @@ from typing import Iterable, Sequence
 from attrs import field, frozen, validators
 
 from kafkasec.principals.java_regex import JAVA_INT_MAX, JavaReplacement, compile_java_regex
-from kafkasec.principals.mapping_rules import DEFAULT_RULE, NoMatchingRule, apply_case, case_flag
+from kafkasec.principals.mapping_rules import (
+    DEFAULT_RULE,
+    NoMatchingRule,
+    apply_case,
+    case_flag,
+    first_mapping,
+    rule_list,
+)
 
 _NAME_PARSER = re.compile(r"([^/@]*)(/([^/@]*))?@([^/@]*)")
 # Kafka's KerberosShortNamer.RULE_PARSER, read through the Java-regex translator.
@@ -241,17 +248,10 @@ class KerberosShortNamer:
             params = [name.realm, name.service_name]
         else:
             params = [name.realm, name.service_name, name.host_name]
-        for rule in self.rules:
-            result = rule.apply(params, self.default_realm)
-            if result is not None:
-                return result
-        raise NoMatchingRule(f"No rules apply to {name}, rules {self._rule_list()}")
-
-    def _rule_list(self) -> str:
-        return "[" + ", ".join(str(rule) for rule in self.rules) + "]"
+        return first_mapping(self.rules, name, lambda rule: rule.apply(params, self.default_realm))
 
     def __str__(self) -> str:
-        return f"KerberosShortNamer(principalToLocalRules = {self._rule_list()})"
+        return f"KerberosShortNamer(principalToLocalRules = {rule_list(self.rules)})"
 
 
 __all__ = ["KerberosName", "KerberosRule", "KerberosShortNamer", "replace_parameters"]

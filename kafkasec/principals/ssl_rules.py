@@ -20,7 +20,14 @@ import re
 from attrs import field, frozen, validators
 
 from kafkasec.principals.java_regex import JAVA_INT_MAX, JavaReplacement, compile_java_regex, java_find_all, java_trim
-from kafkasec.principals.mapping_rules import DEFAULT_RULE, NoMatchingRule, apply_case, case_flag
+from kafkasec.principals.mapping_rules import (
+    DEFAULT_RULE,
+    NoMatchingRule,
+    apply_case,
+    case_flag,
+    first_mapping,
+    rule_list,
+)
 
 # Kafka's own rule grammar, read by the translator so that it splits and parses exactly as Java.
 _RULE_PATTERN = r"(DEFAULT)|RULE:((\\.|[^\\/])*)/((\\.|[^\\/])*)/([LU]?).*?|(.*?)"
@@ -136,17 +143,10 @@ class SslPrincipalMapper:
     def get_name(self, distinguished_name: str) -> str:
         """The short name for a DN in ``X500Principal.getName()`` form; NoMatchingRule if no
         rule maps it."""
-        for rule in self.rules:
-            name = rule.apply(distinguished_name)
-            if name is not None:
-                return name
-        raise NoMatchingRule(f"No rules apply to {distinguished_name}, rules {self._rule_list()}")
-
-    def _rule_list(self) -> str:
-        return "[" + ", ".join(str(rule) for rule in self.rules) + "]"
+        return first_mapping(self.rules, distinguished_name, lambda rule: rule.apply(distinguished_name))
 
     def __str__(self) -> str:
-        return f"SslPrincipalMapper(rules = {self._rule_list()})"
+        return f"SslPrincipalMapper(rules = {rule_list(self.rules)})"
 
 
 __all__ = [

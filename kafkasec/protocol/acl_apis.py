@@ -55,18 +55,25 @@ def _filter(wire_filter) -> AclBindingFilter:
     )
 
 
+def _read_each(items, read) -> tuple[list[tuple[int, object]], dict[int, KafkaError]]:
+    """Each wire item read with ``read``: (index, value) for those that read, and for the others
+    INVALID_REQUEST by index (that item alone is refused, as Kafka's AclApis does)."""
+    valid: list[tuple[int, object]] = []
+    errors: dict[int, KafkaError] = {}
+    for index, item in enumerate(items):
+        try:
+            valid.append((index, read(item)))
+        except (TypeError, ValueError) as error:
+            errors[index] = _invalid(error)
+    return valid, errors
+
+
 def handle_create_acls(security, context: RequestContext, body, version: int):
     """The CreateAclsResponse for ``body``: one result per creation, in order."""
     api = FORWARDABLE_APIS[CREATE_ACLS]
     if not security.is_allowed(context, AclOperation.ALTER, CLUSTER):
         return api.error_response(body, version, _CLUSTER_REFUSED)
-    errors: dict[int, KafkaError] = {}
-    valid: list[tuple[int, AclBinding]] = []
-    for index, creation in enumerate(body.creations):
-        try:
-            valid.append((index, _binding(creation)))
-        except (TypeError, ValueError) as error:
-            errors[index] = _invalid(error)
+    valid, errors = _read_each(body.creations, _binding)
     for (index, _), result in zip(valid, security.create_acls([binding for _, binding in valid])):
         if result.error is not None:
             errors[index] = result.error
@@ -86,13 +93,7 @@ def handle_delete_acls(security, context: RequestContext, body, version: int):
     response_type = wire.response_schema(DELETE_ACLS, version)
     result_type = wire.item_type(response_type, "filter_results")
     matching_type = wire.item_type(result_type, "matching_acls")
-    errors: dict[int, KafkaError] = {}
-    valid: list[tuple[int, AclBindingFilter]] = []
-    for index, wire_filter in enumerate(body.filters):
-        try:
-            valid.append((index, _filter(wire_filter)))
-        except (TypeError, ValueError) as error:
-            errors[index] = _invalid(error)
+    valid, errors = _read_each(body.filters, _filter)
     deleted = {}
     for (index, _), result in zip(valid, security.delete_acls([acl_filter for _, acl_filter in valid])):
         if result.error is not None:

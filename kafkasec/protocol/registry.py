@@ -21,6 +21,7 @@ from typing import Callable, Mapping
 
 from kafkasec.context import RequestContext
 from kafkasec.errors import KafkaError, KafkaErrorCode
+from kafkasec.plugins import answers_by_plugin
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.api_versions import VersionRanges, kio_versions
@@ -52,11 +53,8 @@ def collect_handlers(security, own: Mapping[int, Handler] | None = None) -> dict
     """
     served: dict[ApiKey, Handler] = {}
     claimed_by: dict[ApiKey, str] = {}
-    caller = security.plugin_manager.hook.kafkasec_api_handlers
-    arguments = {"security": security}
-    for impl in reversed(caller.get_hookimpls()):  # pluggy's call order
-        answer = impl.function(*(arguments[name] for name in impl.argnames)) or {}
-        for key, handler in answer.items():
+    for impl, answer in answers_by_plugin(security.plugin_manager.hook.kafkasec_api_handlers, security=security):
+        for key, handler in (answer or {}).items():
             api_key = ApiKey(key)
             if api_key in served:
                 if not impl.trylast and api_key in claimed_by:
