@@ -6,6 +6,9 @@ import pytest
 
 os.environ["KAFKASEC_LOAD_PLUGINS"] = ""
 
+# Fails a whole-suite run in which some hook is never called on a plugin (see hook_coverage.py).
+pytest_plugins = ["hook_coverage"]
+
 from kafkasec import StandardAuthorizer  # noqa: E402
 
 from postgres_support import postgres_server, postgres_url  # noqa: E402,F401  (fixtures for every test file)

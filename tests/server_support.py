@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 
 from kafkasec import KafkaSecurity, RequestContext
 from kafkasec.scram.credentials import ScramCredentialInfo, UserScramCredentialUpsertion
 from kafkasec.server import Catalogue, Endpoint, KafkaConnection
+
+import security_support
 
 PASSWORDS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret", "broker": "broker-secret"}
 MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -27,8 +30,8 @@ CONFIG = {
 }
 
 
-def open_security(path, **config) -> KafkaSecurity:
-    return KafkaSecurity.from_config({**CONFIG, "kafkasec.state.path": str(path), **config})
+# The endpoint tests' security: CONFIG, which a test's own settings override.
+open_security = functools.partial(security_support.open_security, **CONFIG)
 
 
 def add_users(security: KafkaSecurity, users=PASSWORDS, iterations: int = 4096) -> None:

@@ -1,4 +1,5 @@
-"""The docs are part of the product: README examples run, and every hook is documented and tested."""
+"""The docs are part of the product: README examples run, and every hook is documented (hook_coverage.py
+checks at run time that every hook is called on a plugin by some test)."""
 
 import re
 from pathlib import Path
@@ -54,13 +55,6 @@ def test_every_hook_is_documented(hook):
     reference = (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8")
     assert f"## {hook}" in reference, f"docs/hooks.md has no section for {hook}"
     assert getattr(hookspecs, hook).__doc__, f"{hook} has no docstring in hookspecs.py"
-
-
-@pytest.mark.parametrize("hook", HOOKS)
-def test_every_hook_is_exercised_by_a_test(hook):
-    tests = [p for p in (ROOT / "tests").glob("test_*.py") if p.name != "test_docs.py"]
-    using = [p.name for p in tests if re.search(rf"def {hook}\b", p.read_text(encoding="utf-8"))]
-    assert using, f"no test implements {hook}"
 
 
 def test_readme_commands_match_ci():

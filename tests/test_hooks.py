@@ -276,3 +276,20 @@ def test_from_config_reads_kafka_settings(tmp_path):
     assert (tmp_path / "s.db").exists()
     with pytest.raises(ValueError, match="allow.everyone.if.no.acl.found must be true or false"):
         KafkaSecurity.from_config({"allow.everyone.if.no.acl.found": "yes"})
+
+
+def test_hook_coverage_records_the_hooks_a_plugin_answers_and_not_the_built_ins(monkeypatch):
+    import hook_coverage
+
+    monkeypatch.setattr(hook_coverage, "exercised", set())
+
+    class Audit:
+        @hookimpl(wrapper=True)
+        def kafkasec_authorize(self, context, actions):
+            return (yield)
+
+    KafkaSecurity().authorize(RequestContext.for_principal("User:alice"), [read_t()])
+    assert hook_coverage.exercised == set()  # only built-ins answered
+    with KafkaSecurity(plugins=[Audit()]) as security:
+        assert security.authorize(RequestContext.for_principal("User:alice"), [read_t()]) == [DENIED]
+    assert hook_coverage.exercised == {"kafkasec_authorize"}

@@ -1,6 +1,6 @@
 """The security log: every KafkaSecurity on one state follows every change, in order, and the
 apply side never writes. Nodes here are KafkaSecurity instances on one SQLite file or one
-memory store; tests/test_cluster.py runs them as separate processes."""
+memory store; tests/server/test_server_cluster.py runs them as separate processes."""
 
 import os
 import sqlite3

@@ -695,7 +695,7 @@ def test_state_option_after_the_command_name(tmp_path, capsys):
 
 def test_the_example_atop_docs_cli_md_runs_as_shown(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    docs = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "cli.md")
+    docs = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "docs", "cli.md")
     with open(docs, encoding="utf-8") as file:
         example = file.read().split("```console\n", 1)[1].split("```", 1)[0]
     for session in example.split("$ ")[1:]:

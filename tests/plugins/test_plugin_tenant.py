@@ -39,7 +39,7 @@ from kafkasec.principals.authentication import (
 from kafkasec_tenant import ENABLED_SETTING, REQUIRED_SETTING, TenantPrincipal, TenantRequiredError
 
 ALLOWED, DENIED = AuthorizationResult.ALLOWED, AuthorizationResult.DENIED
-DOCS = Path(__file__).parent.parent / "docs" / "plugin-tenant.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "plugin-tenant.md"
 ENABLED = {ENABLED_SETTING: "true"}
 ALICE = TenantPrincipal.of("acme", "alice")
 

@@ -23,10 +23,12 @@ from kafkasec import (
 )
 from kafkasec.context import RequestContext
 
+import security_support
+
 ALLOWED = AuthorizationResult.ALLOWED
 DENIED = AuthorizationResult.DENIED
 READ_T = Action(AclOperation.READ, ResourcePattern(ResourceType.TOPIC, "t"))
-DOCS = Path(__file__).parent.parent / "docs" / "plugins.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
 
 
 def acl(principal, permission=AclPermissionType.ALLOW):
@@ -41,12 +43,12 @@ def replace_file(path, text):
 
 
 def open_security(path, interval_ms=0, *acls):
-    security = KafkaSecurity(
-        config={kafkasec_groupfile.PATH_SETTING: str(path), kafkasec_groupfile.INTERVAL_SETTING: interval_ms},
+    """Security with the plugin reading the group file ``path``."""
+    return security_support.open_security(
         plugins=[kafkasec_groupfile],
+        acls=acls or [acl("Group:eng")],
+        **{kafkasec_groupfile.PATH_SETTING: str(path), kafkasec_groupfile.INTERVAL_SETTING: interval_ms},
     )
-    security.create_acls(acls or [acl("Group:eng")])
-    return security
 
 
 def read(security, principal):

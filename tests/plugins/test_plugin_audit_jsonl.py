@@ -23,12 +23,14 @@ from kafkasec import (
     ResourceType,
 )
 
+import security_support
+
 TOPIC_T = ResourcePattern(ResourceType.TOPIC, "t")
 READ_T = Action(AclOperation.READ, TOPIC_T)
 ALICE_READS_T = AclBinding.of(
     ResourceType.TOPIC, "t", PatternType.LITERAL, "User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW
 )
-DOCS = Path(__file__).parent.parent / "docs" / "plugins.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
 FIELDS = [
     "first_time",
     "last_time",
@@ -57,12 +59,12 @@ def log_path(tmp_path):
 
 
 def open_security(path, fold_ms=1000):
-    security = KafkaSecurity(
-        config={kafkasec_audit_jsonl.PATH_SETTING: str(path), kafkasec_audit_jsonl.FOLD_SETTING: fold_ms},
+    """Security with the plugin writing its log to ``path``."""
+    return security_support.open_security(
         plugins=[kafkasec_audit_jsonl],
+        acls=[ALICE_READS_T],
+        **{kafkasec_audit_jsonl.PATH_SETTING: str(path), kafkasec_audit_jsonl.FOLD_SETTING: fold_ms},
     )
-    security.create_acls([ALICE_READS_T])
-    return security
 
 
 def records(path):

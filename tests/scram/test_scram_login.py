@@ -8,11 +8,9 @@ from kafkasec import KafkaPrincipal, KafkaSecurity, ScramCredentialInfo, UserScr
 from kafkasec.errors import SaslAuthenticationError
 from kafkasec.scram.server import DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, ScramServerState
 
+from security_support import open_security
+
 MECHANISMS = ["SCRAM-SHA-256", "SCRAM-SHA-512"]
-
-
-def open_security(path, **config):
-    return KafkaSecurity.from_config({"kafkasec.state.path": str(path), **config})
 
 
 def add_user(security, user, password, mechanism, iterations=4096):

@@ -28,7 +28,7 @@ from kafkasec.scram.server import (
     username_from_sasl_name,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MECHANISMS = ["SCRAM-SHA-256", "SCRAM-SHA-512"]
 PASSWORDS = {"user": "pencil", "alice": "alice-secret", "a,b=c": "pa,ss=word"}
 FAILED_GENERIC = "Authentication failed during authentication due to invalid credentials with SASL mechanism {}"

@@ -25,13 +25,15 @@ from kafkasec.protocol import wire
 from kafkasec.protocol.acl_apis import HANDLERS
 from kafkasec.protocol.forwarding import EnvelopeAction, ForwardingExchange, open_envelope
 
+import security_support
+
 ALLOWED = AuthorizationResult.ALLOWED
 DENIED = AuthorizationResult.DENIED
 NAME = kafkasec_forwarding_network.NAME
 NETWORKS = kafkasec_forwarding_network.NETWORKS_SETTING
 OPERATIONS = kafkasec_forwarding_network.OPERATIONS_SETTING
 RESOURCE_TYPES = kafkasec_forwarding_network.RESOURCE_TYPES_SETTING
-DOCS = Path(__file__).parent.parent / "docs" / "plugin-forwarding-network.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "plugin-forwarding-network.md"
 
 CLUSTER = ResourcePattern(ResourceType.CLUSTER, "kafka-cluster")
 TOPIC = ResourcePattern(ResourceType.TOPIC, "orders")
@@ -54,9 +56,8 @@ def open_security(monkeypatch):
     opened = []
 
     def open_security(config, acls=ADMIN_ACLS):
-        security = KafkaSecurity.from_config(config)
+        security = security_support.open_security(acls=acls, **config)
         opened.append(security)
-        security.create_acls(acls)
         return security
 
     yield open_security
