@@ -11,14 +11,32 @@ docs/hooks.md is the reference for each hook, with an example.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+
 import pluggy
+
+if TYPE_CHECKING:
+    from kafkasec.acl import AclBinding
+    from kafkasec.authorizer.decision import AuthorizationDecision
+    from kafkasec.context import Action, RequestContext
+    from kafkasec.principals.authentication import (
+        PlaintextAuthenticationContext,
+        SaslAuthenticationContext,
+        SslAuthenticationContext,
+    )
+    from kafkasec.principals.principal import KafkaPrincipal
+    from kafkasec.protocol.api_keys import ApiKey
+    from kafkasec.protocol.registry import Handler
+    from kafkasec.security import KafkaSecurity
+    from kafkasec.settings import Setting
+    from kafkasec.store.base import DelegationTokenStore, ScramCredentialStore, StateStore
 
 hookspec = pluggy.HookspecMarker("kafkasec")
 hookimpl = pluggy.HookimplMarker("kafkasec")
 
 
 @hookspec
-def kafkasec_startup(security):
+def kafkasec_startup(security: KafkaSecurity) -> None:
     """Called once when a :class:`~kafkasec.KafkaSecurity` has been built, before any request.
 
     Read your settings from ``security.config`` and fail here (ValueError naming the setting)
@@ -28,12 +46,12 @@ def kafkasec_startup(security):
 
 
 @hookspec
-def kafkasec_shutdown(security):
+def kafkasec_shutdown(security: KafkaSecurity) -> None:
     """Called once from ``KafkaSecurity.close()``: flush and release what you hold. Ignored result."""
 
 
 @hookspec(firstresult=True)
-def kafkasec_state_store(security, path):
+def kafkasec_state_store(security: KafkaSecurity, path: str | None) -> StateStore | None:
     """Open the security state for ``path``: ``kafkasec.state.url`` or ``kafkasec.state.path``
     (a file path, a URL such as ``postgresql://...``, or None / ":memory:" for memory).
 
@@ -45,7 +63,7 @@ def kafkasec_state_store(security, path):
 
 
 @hookspec(firstresult=True)
-def kafkasec_scram_credential_store(security):
+def kafkasec_scram_credential_store(security: KafkaSecurity) -> ScramCredentialStore | None:
     """Where SCRAM credentials live: KIP-554's operations write them, the SCRAM server reads them.
 
     Called once, after the state store opens (``security.writer`` exists). Return an object with
@@ -62,7 +80,7 @@ def kafkasec_scram_credential_store(security):
 
 
 @hookspec(firstresult=True)
-def kafkasec_delegation_token_store(security):
+def kafkasec_delegation_token_store(security: KafkaSecurity) -> DelegationTokenStore | None:
     """Where delegation tokens live (their information, never their HMACs), when not in the
     security log.
 
@@ -77,7 +95,10 @@ def kafkasec_delegation_token_store(security):
 
 
 @hookspec(firstresult=True)
-def kafkasec_build_principal(security, context):
+def kafkasec_build_principal(
+    security: KafkaSecurity,
+    context: PlaintextAuthenticationContext | SslAuthenticationContext | SaslAuthenticationContext,
+) -> KafkaPrincipal | None:
     """Kafka's KafkaPrincipalBuilder: the principal of a connection that has authenticated.
 
     ``context`` is a PlaintextAuthenticationContext, SslAuthenticationContext or
@@ -89,7 +110,7 @@ def kafkasec_build_principal(security, context):
 
 
 @hookspec(firstresult=True)
-def kafkasec_serialize_principal(security, principal):
+def kafkasec_serialize_principal(security: KafkaSecurity, principal: KafkaPrincipal) -> bytes | None:
     """KIP-590's KafkaPrincipalSerde, writing: the bytes that carry ``principal`` in an envelope.
 
     Return bytes, or None for "not mine" (e.g. a principal of a class you do not handle); the
@@ -98,7 +119,7 @@ def kafkasec_serialize_principal(security, principal):
 
 
 @hookspec(firstresult=True)
-def kafkasec_deserialize_principal(security, data):
+def kafkasec_deserialize_principal(security: KafkaSecurity, data: bytes) -> KafkaPrincipal | None:
     """KIP-590's KafkaPrincipalSerde, reading: the KafkaPrincipal that ``data`` (bytes) carries.
 
     Return a principal, or None for "not mine" (bytes of a format you do not write); raise
@@ -108,7 +129,9 @@ def kafkasec_deserialize_principal(security, data):
 
 
 @hookspec(firstresult=True)
-def kafkasec_authorize(security, context, actions):
+def kafkasec_authorize(
+    security: KafkaSecurity, context: RequestContext, actions: Sequence[Action]
+) -> list[AuthorizationDecision] | None:
     """Decide ``actions`` (a list of Action) for ``context`` (a RequestContext).
 
     Return a list with one :class:`~kafkasec.AuthorizationDecision` per action, in order, or
@@ -119,7 +142,7 @@ def kafkasec_authorize(security, context, actions):
 
 
 @hookspec
-def kafkasec_contribute_acls(security):
+def kafkasec_contribute_acls(security: KafkaSecurity) -> Iterable[AclBinding] | None:
     """ACLs this plugin contributes, as an iterable of :class:`~kafkasec.AclBinding` (or None).
 
     They are loaded into the index with the plugin's name as their source, so ``explain`` and
@@ -129,7 +152,9 @@ def kafkasec_contribute_acls(security):
 
 
 @hookspec
-def kafkasec_expand_principal(security, principal, context):
+def kafkasec_expand_principal(
+    security: KafkaSecurity, principal: KafkaPrincipal, context: RequestContext
+) -> Iterable[KafkaPrincipal] | None:
     """Principals whose ACLs also apply to ``principal``, e.g. ``Group:eng`` for a member.
 
     Return an iterable of :class:`~kafkasec.KafkaPrincipal` (or None). Kafka has no such hook:
@@ -139,7 +164,7 @@ def kafkasec_expand_principal(security, principal, context):
 
 
 @hookspec
-def kafkasec_audit(security, context, decisions):
+def kafkasec_audit(security: KafkaSecurity, context: RequestContext, decisions: Sequence[AuthorizationDecision]) -> None:
     """Observe decisions: ``decisions`` is the list of AuthorizationDecision for one request.
 
     Each carries the action (with ``log_if_allowed``/``log_if_denied``), the result, the rule
@@ -149,7 +174,7 @@ def kafkasec_audit(security, context, decisions):
 
 
 @hookspec
-def kafkasec_api_handlers(security):
+def kafkasec_api_handlers(security: KafkaSecurity) -> Mapping[ApiKey | int, Handler] | None:
     """Offer Kafka APIs that a node serves once a client has logged in: a mapping of API key
     (:class:`~kafkasec.protocol.api_keys.ApiKey` or its number) to a handler
     ``handler(security, context, body, version) -> response body`` (bodies are kio's
@@ -163,7 +188,7 @@ def kafkasec_api_handlers(security):
 
 
 @hookspec
-def kafkasec_settings():
+def kafkasec_settings() -> Iterable[Setting] | None:
     """The settings your plugin reads: an iterable of :class:`kafkasec.settings.Setting` (name,
     kind, default, owner, meaning). Registered settings are checked when a KafkaSecurity is
     built (a value of the wrong kind is refused), listed by ``kafkasec config --describe``, and

@@ -68,7 +68,7 @@ def _ran_the_whole_suite(session: pytest.Session, exitstatus) -> bool:
         config.args_source == pytest.Config.ArgsSource.TESTPATHS
         and not config.option.keyword
         and not config.option.markexpr
-        and not config.option.lf
+        and not getattr(config.option, "lf", False)  # absent under -p no:cacheprovider
         and exitstatus == pytest.ExitCode.OK
     )
 

@@ -1,5 +1,6 @@
 """What a state store is: the contract the SQLite, PostgreSQL and memory stores keep, and that
-a ``kafkasec_state_store`` plugin keeps too.
+a ``kafkasec_state_store`` plugin keeps too; and the contracts of the SCRAM credential and
+delegation token stores a plugin may provide instead of the log.
 
 A store holds the security log (ordered records, each with an offset) and the state those
 records add up to (a snapshot, kept beside the log so that a follower need not replay it all).
@@ -10,10 +11,14 @@ host that shares the store; followers read :meth:`StateStore.snapshot` once, the
 
 from __future__ import annotations
 
-from typing import ClassVar, ContextManager, Protocol, Sequence
+from typing import TYPE_CHECKING, ClassVar, ContextManager, Iterable, Protocol, Sequence, runtime_checkable
 
 from kafkasec.errors import KafkaErrorCode
 from kafkasec.store.records import Record, StateSnapshot
+
+if TYPE_CHECKING:
+    from kafkasec.scram.credentials import ScramCredential, ScramMechanism, UserScramCredentialsDescription
+    from kafkasec.tokens.model import TokenInformation
 
 DEFAULT_LOG_RETENTION_RECORDS = 100_000
 """Records a store keeps in its log; older ones are compacted away (the snapshot keeps their
@@ -68,6 +73,7 @@ class LogTruncatedError(StateError):
         self.log_start_offset = log_start_offset
 
 
+@runtime_checkable
 class LogTransaction(Protocol):
     def append(self, records: Sequence[Record]) -> int:
         """Append ``records`` in order and apply them to the snapshot tables, in this
@@ -75,6 +81,7 @@ class LogTransaction(Protocol):
         RecordApplyError and nothing of the transaction is kept."""
 
 
+@runtime_checkable
 class StateStore(Protocol):
     location: str
     """Where the state is, for messages (a path or a URL without its password)."""
@@ -99,3 +106,46 @@ class StateStore(Protocol):
 
     def close(self) -> None:
         """Release connections; idempotent."""
+
+
+@runtime_checkable
+class ScramCredentialStore(Protocol):
+    """What ``kafkasec_scram_credential_store`` returns: where SCRAM credentials live."""
+
+    def scram_credential(self, user: str, mechanism: ScramMechanism) -> ScramCredential | None:
+        """The credential of ``user`` for ``mechanism``, or None when there is none."""
+
+    def describe_scram_credentials(self, users: Iterable[str] | None = None) -> list[UserScramCredentialsDescription]:
+        """One description for each of ``users`` that has a credential (None: every such user)."""
+
+    def apply_scram_changes(
+        self,
+        upserts: Sequence[tuple[str, ScramMechanism, ScramCredential]],
+        deletions: Iterable[tuple[str, ScramMechanism]],
+    ) -> None:
+        """Write ``upserts`` and remove ``deletions`` in one transaction: all or nothing."""
+
+
+@runtime_checkable
+class DelegationTokenStore(Protocol):
+    """What ``kafkasec_delegation_token_store`` returns: where tokens live outside the log."""
+
+    def load_delegation_tokens(self) -> Iterable[tuple[TokenInformation, str]]:
+        """Every token's information with the id of the key its HMAC was made with."""
+
+    def apply_delegation_token_changes(
+        self, upserts: Sequence[tuple[TokenInformation, str]], removed_ids: Iterable[str]
+    ) -> None:
+        """Insert or replace ``upserts`` and remove the tokens ``removed_ids``, in one transaction."""
+
+
+def require_contract(store: object, contract: type, hook_name: str) -> None:
+    """Refuse, with a TypeError naming the hook and the missing members, a plugin's store that
+    does not keep ``contract`` (a runtime-checkable Protocol above)."""
+    if not isinstance(store, contract):
+        members = sorted(name for name in vars(contract) if not name.startswith("_") and callable(vars(contract)[name]))
+        missing = [name for name in members if not callable(getattr(store, name, None))]
+        raise TypeError(
+            f"{hook_name} returned an object of type {type(store).__name__}, which does not keep the {contract.__name__} "
+            f"contract (kafkasec.store.base): it lacks {', '.join(missing) or 'a member'}"
+        )
