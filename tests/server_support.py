@@ -7,6 +7,7 @@ import contextlib
 import functools
 
 from kafkasec import KafkaSecurity, RequestContext
+from kafkasec.protocol import wire
 from kafkasec.scram.credentials import ScramCredentialInfo, UserScramCredentialUpsertion
 from kafkasec.server import Catalogue, Endpoint, KafkaConnection
 
@@ -60,3 +61,16 @@ async def logged_in(endpoint, user="admin", mechanism="SCRAM-SHA-256", **login) 
 def run(coroutine):
     """Run a coroutine of a test on its own event loop (the endpoint runs on another)."""
     return asyncio.run(coroutine)
+
+
+def request(api_key, version, **fields):
+    """A request body of ``api_key`` at ``version`` with these fields (kio's dataclass)."""
+    return wire.build(wire.request_schema(api_key, version), **fields)
+
+
+def create_acl_request(principal="User:dave", name="orders"):
+    creation_type = wire.item_type(wire.request_schema(30, 3), "creations")
+    return request(30, 3, creations=(wire.build(
+        creation_type, resource_type=2, resource_name=name, resource_pattern_type=3,
+        principal=principal, host="*", operation=3, permission_type=3,
+    ),))

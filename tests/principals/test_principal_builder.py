@@ -5,7 +5,6 @@ import pytest
 from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509.oid import NameOID
 from hypothesis import given, strategies as st
-from test_ssl_principal_mapper import A, self_signed
 
 from kafkasec import (
     DefaultPrincipalBuilder,
@@ -21,6 +20,8 @@ from kafkasec.errors import KafkaErrorCode, UnknownServerError
 from kafkasec.plugins import DEFAULT_PLUGINS, make_plugin_manager
 from kafkasec.principals.mapping_rules import NoMatchingRule
 from kafkasec.principals.principal import ANONYMOUS
+
+from certificates import A, self_signed
 
 DUKE = self_signed(
     A(NameOID.COUNTRY_NAME, "US"),

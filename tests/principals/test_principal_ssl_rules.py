@@ -1,11 +1,8 @@
 """ssl.principal.mapping.rules and the subject DN, checked against Kafka's SslPrincipalMapperTest,
 the JDK's X500Principal.getName() and Java's regular-expression semantics."""
 
-import datetime
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives.asymmetric import ed25519
 from cryptography.x509.name import _ASN1Type
 from cryptography.x509.oid import NameOID
 from hypothesis import given, strategies as st
@@ -15,26 +12,7 @@ from kafkasec.principals.mapping_rules import NoMatchingRule
 from kafkasec.principals.ssl_rules import SslPrincipalMapper, SslPrincipalMappingRule, escape_literal_back_references
 from kafkasec.principals.x500 import x500_principal_name
 
-_KEY = ed25519.Ed25519PrivateKey.generate()
-A = x509.NameAttribute
-
-
-def self_signed(*rdns) -> x509.Certificate:
-    """A self-signed certificate whose subject has these RDNs, first (the root) to last; each is
-    a NameAttribute or a list of them (a multi-valued RDN)."""
-    name = x509.Name([x509.RelativeDistinguishedName(r if isinstance(r, list) else [r]) for r in rdns])
-    start = datetime.datetime(2024, 1, 1)
-    return (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(_KEY.public_key())
-        .serial_number(1)
-        .not_valid_before(start)
-        .not_valid_after(start + datetime.timedelta(days=1))
-        .sign(_KEY, None)
-    )
-
+from certificates import A, self_signed
 
 # ---------------------------------------------------------------- Kafka's SslPrincipalMapperTest
 

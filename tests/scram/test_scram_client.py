@@ -2,11 +2,12 @@
 Kafka signs them, and a state machine that refuses calls out of order."""
 
 import pytest
-from test_scram_server import RFC_CLIENT_FIRST, RFC_FINALS, RFC_SALT, RFC_SERVER_FIRST, RFC_SERVER_NONCE
 
 from kafkasec import IllegalSaslStateError, SaslAuthenticationError, ScramServer
 from kafkasec.scram import ScramFormatter
 from kafkasec.scram.client import ScramClient, ScramClientState
+
+from scram_support import RFC_CLIENT_FIRST, RFC_FINALS, RFC_SALT, RFC_SERVER_FIRST, RFC_SERVER_NONCE
 
 MECHANISMS = ["SCRAM-SHA-256", "SCRAM-SHA-512"]
 

@@ -14,11 +14,7 @@ from kafkasec.errors import KafkaErrorCode, SaslAuthenticationError
 from kafkasec.protocol import wire
 from kafkasec.server import ControllerLink, Endpoint, KafkaConnection
 
-from server_support import CATALOGUE, add_users, logged_in, open_security, run, serving
-
-
-def request(api_key, version, **fields):
-    return wire.build(wire.request_schema(api_key, version), **fields)
+from server_support import CATALOGUE, add_users, create_acl_request, logged_in, open_security, request, run, serving
 
 
 def all_topics(version=12, **fields):
@@ -270,14 +266,6 @@ def test_acls_and_credentials_created_over_the_wire_survive_a_restart(tmp_path):
 
 # ---------------------------------------------------------------------------------------------
 # KIP-590: a broker endpoint forwards admin writes to a controller endpoint in envelopes.
-
-
-def create_acl_request(principal="User:dave", name="orders"):
-    creation_type = wire.item_type(wire.request_schema(30, 3), "creations")
-    return request(30, 3, creations=(wire.build(
-        creation_type, resource_type=2, resource_name=name, resource_pattern_type=3,
-        principal=principal, host="*", operation=3, permission_type=3,
-    ),))
 
 
 def test_admin_writes_reach_the_controller_in_envelopes(broker_and_controller):

@@ -6,13 +6,13 @@ import logging
 import time
 
 import pytest
-from test_scram_server import server_for
 
 from kafkasec.errors import SaslAuthenticationError
 from kafkasec.protocol import wire
 from kafkasec.scram import server as scram_server
 from kafkasec.scram.client import ScramClient
 
+from scram_support import server_for
 from server_support import PASSWORDS, logged_in, run
 
 
@@ -106,11 +106,9 @@ def test_a_null_owner_type_is_invalid_principal_type_on_controller_and_broker(br
 def test_a_refused_controller_login_is_logged_not_silent(tmp_path, caplog):
     """A broker user without a credential for the link's mechanism once made every forwarded
     write wait and time out with nothing in the log."""
-    from test_server_endpoint import create_acl_request
-
     from kafkasec.server import ControllerLink
 
-    from server_support import add_users, open_security, serving
+    from server_support import add_users, create_acl_request, open_security, serving
 
     caplog.set_level(logging.WARNING, logger="kafkasec.server.controller_link")
     with open_security(tmp_path / "c.db", **{"controller.listener.names": "CONTROLLER"}) as security:
