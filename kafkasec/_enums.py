@@ -23,7 +23,7 @@ class KafkaEnum(enum.IntEnum):
         # codes even though Python would happily compare them equal to one.
         if isinstance(value, (enum.Enum, bool)) or not isinstance(value, (int, str)):
             raise _invalid(cls, value)
-        return cls(value)
+        return cls(value)  # type: ignore[arg-type]  # a name reaches _missing_ below
 
     @classmethod
     def _missing_(cls, value: object):

@@ -6,7 +6,7 @@ and ``AclBindingFilter`` to the letter, because delete and describe requests dep
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import ClassVar, Iterable
 
 from attrs import field, frozen, validators
 
@@ -111,11 +111,11 @@ _NOT_IN_BITFIELDS = frozenset({AclOperation.UNKNOWN, AclOperation.ANY, AclOperat
 
 def supported_operations(resource_type: ResourceType | str | int) -> frozenset[AclOperation]:
     """The operations KIP-430 reports for ``resource_type`` (a concrete type, not ANY/UNKNOWN)."""
-    resource_type = ResourceType.coerce(resource_type)
+    coerced = _resource_type(resource_type)
     try:
-        return SUPPORTED_OPERATIONS[resource_type]
+        return SUPPORTED_OPERATIONS[coerced]
     except KeyError:
-        raise ValueError(f"{resource_type.name} is not a concrete resource type") from None
+        raise ValueError(f"{coerced.name} is not a concrete resource type") from None
 
 
 def operations_to_bitfield(operations: Iterable[AclOperation | str | int]) -> int:
@@ -153,6 +153,24 @@ def _optional_principal_string(value: object) -> str | None:
     return None if value is None else _principal_string(value)
 
 
+# The enums' converters, as named functions: attrs' mypy plugin takes a converter's argument
+# type as the init argument's type, and cannot read one from a classmethod such as ResourceType.coerce.
+def _resource_type(value: ResourceType | str | int) -> ResourceType:
+    return ResourceType.coerce(value)
+
+
+def _pattern_type(value: PatternType | str | int) -> PatternType:
+    return PatternType.coerce(value)
+
+
+def _operation(value: AclOperation | str | int) -> AclOperation:
+    return AclOperation.coerce(value)
+
+
+def _permission_type(value: AclPermissionType | str | int) -> AclPermissionType:
+    return AclPermissionType.coerce(value)
+
+
 def _not(*forbidden):
     def check(instance, attribute, value):
         if value in forbidden:
@@ -170,12 +188,12 @@ class ResourcePattern:
     """A resource an ACL applies to: a type, a name and how the name matches (LITERAL or PREFIXED)."""
 
     resource_type: ResourceType = field(
-        converter=ResourceType.coerce, validator=_not(ResourceType.ANY)
+        converter=_resource_type, validator=_not(ResourceType.ANY)
     )
     name: str = field(validator=_is_str)
     pattern_type: PatternType = field(
         default=PatternType.LITERAL,
-        converter=PatternType.coerce,
+        converter=_pattern_type,
         validator=_not(PatternType.MATCH, PatternType.ANY),
     )
 
@@ -194,9 +212,9 @@ class AccessControlEntry:
 
     principal: str = field(converter=_principal_string)
     host: str = field(validator=_is_str)
-    operation: AclOperation = field(converter=AclOperation.coerce, validator=_not(AclOperation.ANY))
+    operation: AclOperation = field(converter=_operation, validator=_not(AclOperation.ANY))
     permission_type: AclPermissionType = field(
-        converter=AclPermissionType.coerce, validator=_not(AclPermissionType.ANY)
+        converter=_permission_type, validator=_not(AclPermissionType.ANY)
     )
 
     def to_filter(self) -> AccessControlEntryFilter:
@@ -235,9 +253,9 @@ class AclBinding:
 class ResourcePatternFilter:
     """Selects resource patterns: ANY type, a None name and ANY pattern type match everything."""
 
-    resource_type: ResourceType = field(default=ResourceType.ANY, converter=ResourceType.coerce)
+    resource_type: ResourceType = field(default=ResourceType.ANY, converter=_resource_type)
     name: str | None = field(default=None, validator=_optional_str)
-    pattern_type: PatternType = field(default=PatternType.ANY, converter=PatternType.coerce)
+    pattern_type: PatternType = field(default=PatternType.ANY, converter=_pattern_type)
 
     def is_unknown(self) -> bool:
         return self.resource_type is ResourceType.UNKNOWN or self.pattern_type is PatternType.UNKNOWN
@@ -272,9 +290,9 @@ class AccessControlEntryFilter:
 
     principal: str | None = field(default=None, converter=_optional_principal_string)
     host: str | None = field(default=None, validator=_optional_str)
-    operation: AclOperation = field(default=AclOperation.ANY, converter=AclOperation.coerce)
+    operation: AclOperation = field(default=AclOperation.ANY, converter=_operation)
     permission_type: AclPermissionType = field(
-        default=AclPermissionType.ANY, converter=AclPermissionType.coerce
+        default=AclPermissionType.ANY, converter=_permission_type
     )
 
     def is_unknown(self) -> bool:
@@ -299,6 +317,9 @@ class AccessControlEntryFilter:
 @frozen
 class AclBindingFilter:
     """Selects ACLs: a binding matches when both its pattern and its entry match."""
+
+    ANY: ClassVar[AclBindingFilter]
+    """The filter that matches every ACL (assigned once the class exists)."""
 
     pattern_filter: ResourcePatternFilter = field(
         factory=ResourcePatternFilter, validator=validators.instance_of(ResourcePatternFilter)

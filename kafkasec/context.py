@@ -87,11 +87,15 @@ def _literal_pattern(instance, attribute, value):
         )
 
 
+def _operation(value: AclOperation | str | int) -> AclOperation:
+    return AclOperation.coerce(value)
+
+
 @frozen(cache_hash=True)
 class Action:
     """One operation on one resource that a request wants to perform."""
 
-    operation: AclOperation = field(converter=AclOperation.coerce)
+    operation: AclOperation = field(converter=_operation)
     resource_pattern: ResourcePattern = field(
         validator=[validators.instance_of(ResourcePattern), _literal_pattern]
     )

@@ -191,14 +191,14 @@ class KafkaError(Exception):
     def for_code(cls, error_code: KafkaErrorCode | int | str, message: str | None = None) -> KafkaError:
         """The most specific exception for ``error_code``, e.g. for an error read off the wire."""
         try:
-            error_code = KafkaErrorCode.coerce(error_code)
+            code: KafkaErrorCode = KafkaErrorCode.coerce(error_code)
         except ValueError:
             if not isinstance(error_code, int) or isinstance(error_code, bool):
                 raise
             # Kafka's Errors.forCode: a code this version does not know is an unknown server error.
             return UnknownServerError(message or f"Unknown error code {error_code} from the peer")
-        exc_type = KafkaError._by_code.get(error_code, KafkaError)
-        return exc_type(message, error_code=error_code)
+        exc_type = KafkaError._by_code.get(code, KafkaError)
+        return exc_type(message, error_code=code)
 
     def __str__(self) -> str:
         return f"{self.error_name} ({self.code}): {self.message}"

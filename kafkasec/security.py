@@ -94,7 +94,7 @@ class KafkaSecurity:
         self._token_sweeper: TokenExpirySweeper | None = None
         self.follower: StateFollower | None = None
         try:
-            self.writer = StateWriter(self.store, catch_up=lambda: self.follower.catch_up())
+            self.writer = StateWriter(self.store, catch_up=lambda: self._started_follower().catch_up())
             self.authorizer = StandardAuthorizer(
                 super_users, allow_everyone_if_no_acl_found, initial_load_complete=False
             )
@@ -142,12 +142,13 @@ class KafkaSecurity:
         """Build from Kafka settings: ``super.users`` ("User:a;User:b"),
         ``allow.everyone.if.no.acl.found`` ("true"/"false"), and where the state is:
         ``kafkasec.state.url`` (e.g. ``postgresql://...``), else ``kafkasec.state.path``."""
+        location = config.get(STATE_URL) or config.get(STATE_PATH)
         return cls(
             super_users=str(config.get(SUPER_USERS, "")),
             allow_everyone_if_no_acl_found=parse_bool(
                 ALLOW_EVERYONE_IF_NO_ACL_FOUND, config.get(ALLOW_EVERYONE_IF_NO_ACL_FOUND, False)
             ),
-            state_path=config.get(STATE_URL) or config.get(STATE_PATH),
+            state_path=None if location is None else str(location),
             config=config,
             **kwargs,
         )
@@ -364,12 +365,19 @@ class KafkaSecurity:
     @property
     def applied_offset(self) -> int:
         """The offset of the last security-log record applied on this node."""
-        return self.follower.applied_offset
+        return self._started_follower().applied_offset
 
     @property
     def lag(self) -> int:
         """Records committed to the log (as last seen) but not applied on this node yet."""
-        return self.follower.lag
+        return self._started_follower().lag
+
+    def _started_follower(self) -> StateFollower:
+        """The follower, which exists once start-up has built it; the plugins that start-up
+        calls before that (the stores') can reach this instance while it has none."""
+        if self.follower is None:
+            raise RuntimeError("this KafkaSecurity is still starting: it follows no security log yet")
+        return self.follower
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -69,7 +69,7 @@ class CompactGrid:
         resource_ids, class_ptr, class_patterns = compiled.classify(types, names)
         distinct_types = np.zeros(len(class_ptr) - 1, dtype=np.int64)
         distinct_types[resource_ids] = types
-        keys = {}
+        keys: dict[tuple[int, tuple[np.int64, ...]], int] = {}  # (type, pattern ids) -> class id
         class_of_distinct = np.array(
             [
                 keys.setdefault((int(distinct_types[d]), tuple(class_patterns[class_ptr[d]:class_ptr[d + 1]])), len(keys))

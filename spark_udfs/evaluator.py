@@ -87,12 +87,12 @@ class CompiledAcls:
         self._principals = principals
         self._hosts = hosts
         self.pattern_count = pattern_count
-        table = np.array(grants, dtype=np.int64).reshape(-1, 5)
-        keys = self._key(table[:, 0], table[:, 1], table[:, 2])
+        grant_array = np.array(grants, dtype=np.int64).reshape(-1, 5)
+        keys = self._key(grant_array[:, 0], grant_array[:, 1], grant_array[:, 2])
         order = np.argsort(keys, kind="stable")
         self._keys = keys[order]
-        self._allow = table[order, 3]
-        self._deny = table[order, 4]
+        self._allow = grant_array[order, 3]
+        self._deny = grant_array[order, 4]
         self._wildcard_principal = principals.get(WILDCARD_PRINCIPAL, -1)
 
     @classmethod

@@ -35,7 +35,7 @@ def audit_summaries(authorizer: StandardAuthorizer, principals: Sequence[tuple[s
     order = np.argsort(-grants, kind="stable")
     most_privileged = [(principals[i][0], principals[i][1], int(grants[i])) for i in order[:top]]
     everyone = compact.principals_allowed(_READ)[compact.resource_class] == len(principals)
-    readable = [resources[j][1] for j in np.flatnonzero(everyone)
+    readable = [resources[j][1] for j in np.flatnonzero(everyone).tolist()
                 if int(compact.resource_types[j]) == ResourceType.TOPIC]
     return {
         "compact": compact,
@@ -50,7 +50,8 @@ def shadowed_grants(authorizer: StandardAuthorizer, compiled: CompiledAcls, comp
     """ALLOW ACLs of named principals that match some of the grid's resources but allow their
     operation on none of them: a DENY shadows them."""
     classes_of = classes_by_pattern(compact.representative, compact.class_ptr, compact.class_patterns)
-    rows_pid, rows_hid, rows_rc, rows_acl, bits, texts = [], [], [], [], [], []
+    rows_pid, rows_hid, rows_rc, rows_acl, bits = [], [], [], [], []
+    texts: list[str] = []
     for stored in authorizer.stored_acls():
         binding = stored.binding
         entry, pattern = binding.entry, binding.pattern
@@ -63,7 +64,10 @@ def shadowed_grants(authorizer: StandardAuthorizer, compiled: CompiledAcls, comp
             continue
         hid = compiled.host_id(entry.host)
         for rc in candidates:
-            rows_pid.append(pid), rows_hid.append(hid), rows_rc.append(rc), rows_acl.append(len(texts))
+            rows_pid.append(pid)
+            rows_hid.append(hid)
+            rows_rc.append(rc)
+            rows_acl.append(len(texts))
         bits.append(1 << entry.operation if entry.operation is not AclOperation.ALL else -1)
         texts.append(f"{entry.principal} {entry.operation.name} on {pattern.resource_type.name} "
                      f"{pattern.pattern_type.name} '{pattern.name}' from {entry.host}")

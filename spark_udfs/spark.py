@@ -68,7 +68,8 @@ def authorized_operations_udf(spark: SparkSession, acls):
     KIP-430 bitfield of each row; ``acls`` as :func:`compile_acls` takes them."""
     broadcast = spark.sparkContext.broadcast(compile_acls(acls))
 
-    @arrow_udf(IntegerType())
+    # pyspark's stubs type only the functionType= form, which warns; the type hints say SCALAR.
+    @arrow_udf(IntegerType())  # type: ignore[call-overload]
     def authorized_operations(principal: pa.Array, host: pa.Array, resource_type: pa.Array, resource_name: pa.Array) -> pa.Array:
         return pa.array(broadcast.value.authorized_operations(principal, host, resource_type, resource_name), pa.int32())
 
@@ -197,10 +198,11 @@ def grid(
     """
     if output not in OUTPUTS:
         raise ValueError(f"output must be one of {', '.join(OUTPUTS)}, not {output!r}")
+    allowed_operation: AclOperation | None = None  # set exactly when output is "allowed"
     if output == "allowed":
         if operation is None:
             raise ValueError('output="allowed" needs the operation to look for')
-        operation = _operation(operation)
+        allowed_operation = _operation(operation)
     for frame, needed in ((principals, ("principal",)), (resources, ("resource_type", "resource_name"))):
         missing = [name for name in needed if name not in frame.columns]
         if missing:
@@ -211,9 +213,9 @@ def grid(
     if output == "compact":
         return compact_frames(spark, compact)
     if compact.base.size + len(compact.exception_bits) > MAX_CLASS_VALUES:
-        return _grid_by_udf(spark, compiled, principals, resources, operation if output == "allowed" else None)
+        return _grid_by_udf(spark, compiled, principals, resources, allowed_operation)
     frames = compact_frames(spark, compact)
-    return frames.allowed(operation) if output == "allowed" else frames.dense()
+    return frames.dense() if allowed_operation is None else frames.allowed(allowed_operation)
 
 
 DEFAULT_HOST = "0.0.0.0"

@@ -5,9 +5,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo.py"
 
 
+@pytest.mark.slow
 def test_demo_runs_end_to_end(tmp_path):
     # The demo uses the reference plugins through their entry points, as an installation would.
     env = dict(os.environ, KAFKASEC_LOAD_PLUGINS="groupfile,audit_jsonl")

@@ -27,7 +27,7 @@ RUNNABLE_PAGES = [
     "docs/forwarding.md",
     "docs/scram.md",
     "docs/tokens.md",
-    "docs/grids.md",
+    pytest.param("docs/grids.md", marks=pytest.mark.slow),  # starts Spark
     "docs/embedding.md",
 ]
 

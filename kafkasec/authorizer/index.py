@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from bisect import bisect_left, insort
-from typing import Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 import immutables
 from attrs import field, frozen
@@ -25,6 +25,7 @@ from attrs import field, frozen
 from kafkasec.acl import (
     WILDCARD_HOST,
     WILDCARD_RESOURCE,
+    AccessControlEntry,
     AclBinding,
     AclOperation,
     AclPermissionType,
@@ -32,6 +33,7 @@ from kafkasec.acl import (
     ResourcePattern,
     ResourceType,
 )
+from kafkasec.context import AuthorizationResult
 
 ALL_OPERATIONS_MASK = sum(1 << op for op in AclOperation)
 
@@ -183,9 +185,9 @@ class TypeIndex:
         self.prefix_lengths = tuple(sorted(prefix_length_counts))
         # How many patterns have ACLs of each (principal, host): a group absent here has none.
         self.group_counts = group_counts
-        self._summaries = {}
+        self._summaries: dict[tuple[tuple[str, str], AclOperation], TypeSummary] = {}
         # authorize_by_resource_type answers per (groups with ACLs, operation), for this snapshot.
-        self.by_resource_type_answers = {}
+        self.by_resource_type_answers: dict[tuple[tuple[tuple[str, str], ...], AclOperation], AuthorizationResult] = {}
 
     def carry_over(self, previous: TypeIndex, touched: set[tuple[str, str]], changes) -> None:
         """Bring the previous snapshot's summaries and answers along, so that a change does not
@@ -313,7 +315,7 @@ class TypeSummary:
         wildcard_allow, wildcard_deny = self.wildcard_allow, self.wildcard_deny
         allow_literal, allow_prefixed = set(self.allow_literal), set(self.allow_prefixed)
         deny_literal, deny_prefixed = set(self.deny_literal), set(self.deny_prefixed)
-        acls = []
+        acls: list[tuple[ResourcePattern, AccessControlEntry]] = []
         changed_literal, changed_prefixed = set(), set()
         for pattern, entry in changes:
             name = pattern.name
@@ -441,7 +443,8 @@ def _remove_sorted(names: list[str], name: str) -> None:
         del names[index]
 
 
-_EMPTY_MAP = immutables.Map()
+# The start of all three maps of a type, whose keys and values differ: hence Any.
+_EMPTY_MAP: immutables.Map[Any, Any] = immutables.Map()
 
 FREEZE_AFTER = 100_000
 """A build that leaves more new objects than this behind is frozen out of the cyclic GC."""
@@ -566,9 +569,10 @@ class AclIndex:
                         touched.add(group)
                         group_counts[group] = group_counts.get(group, 0) + 1
                 changes.append((pattern, entry))
-            literal, prefixed, group_counts = literal.finish(), prefixed.finish(), group_counts.finish()
-            if literal or prefixed:
-                types[resource_type] = new = TypeIndex(literal, prefixed, group_counts, length_counts)
+            literal_map, prefixed_map = literal.finish(), prefixed.finish()
+            group_count_map = group_counts.finish()
+            if literal_map or prefixed_map:
+                types[resource_type] = new = TypeIndex(literal_map, prefixed_map, group_count_map, length_counts)
                 if old is not None:
                     new.carry_over(old, touched, changes)
             else:

@@ -54,7 +54,7 @@ class AuthorizationService:
         self._audits = bool(hook.kafkasec_audit.get_hookimpls())
 
     def _expand_principal(self, principal: KafkaPrincipal, context: RequestContext) -> list[KafkaPrincipal]:
-        groups = []
+        groups: list[KafkaPrincipal] = []
         for contributed in self._hook.kafkasec_expand_principal(security=self._security, principal=principal, context=context):
             groups.extend(contributed or ())
         return groups

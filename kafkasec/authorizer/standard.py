@@ -31,6 +31,7 @@ from kafkasec.authorizer.index import (
     EMPTY_INDEX,
     AclIndex,
     StoredAcl,
+    TypeIndex,
     acl_masks,
     combined_masks,
     gc_paused,
@@ -242,22 +243,23 @@ class StandardAuthorizer:
         a denied prefix of it; a DENY on the literal ``*`` denies all. Operations imply nothing
         here, as in Kafka.
         """
-        operation = AclOperation.coerce(operation)
-        resource_type = ResourceType.coerce(resource_type)
-        if resource_type is ResourceType.ANY:
+        # New, typed names: coerce() declares no return type, so the parameters would stay unions.
+        kafka_operation: AclOperation = AclOperation.coerce(operation)
+        kafka_type: ResourceType = ResourceType.coerce(resource_type)
+        if kafka_type is ResourceType.ANY:
             raise ValueError("Must specify a non-filter resource type for authorizeByResourceType")
-        if resource_type is ResourceType.UNKNOWN:
+        if kafka_type is ResourceType.UNKNOWN:
             raise ValueError("Unknown resource type")
-        if operation is AclOperation.ANY:
+        if kafka_operation is AclOperation.ANY:
             raise ValueError("Must specify a non-filter operation type for authorizeByResourceType")
-        if operation is AclOperation.UNKNOWN:
+        if kafka_operation is AclOperation.UNKNOWN:
             raise ValueError("Unknown operation type")
         # Kafka asks about a made-up name first, so that super users (and, with no ACLs on that
         # name, allow.everyone.if.no.acl.found) are allowed whatever the DENY ACLs say.
-        probe = Action(operation, ResourcePattern(resource_type, "hardcode"), 0, True, False)
+        probe = Action(kafka_operation, ResourcePattern(kafka_type, "hardcode"), 0, True, False)
         if self.authorize(context, [probe])[0] is ALLOWED:
             return ALLOWED
-        type_index = self._index.types.get(resource_type)
+        type_index = self._index.types.get(kafka_type)
         if type_index is None:
             return DENIED
         # The answer depends only on which (principal, host) groups have ACLs of this type: a
@@ -265,10 +267,10 @@ class StandardAuthorizer:
         hosts = dict.fromkeys((context.client_address, WILDCARD_HOST))
         present = type_index.group_counts
         groups = tuple(group for p in self.principal_keys(context) for h in hosts if (group := (p, h)) in present)
-        answer_key = (groups, operation)
+        answer_key = (groups, kafka_operation)
         answer = type_index.by_resource_type_answers.get(answer_key)
         if answer is None:
-            summaries = type_index.type_summaries(groups, operation)
+            summaries = type_index.type_summaries(groups, kafka_operation)
             if any(summary.wildcard_deny for summary in summaries):
                 answer = DENIED
             elif any(summary.wildcard_allow for summary in summaries):
@@ -314,9 +316,9 @@ class StandardAuthorizer:
 
     def who_can(self, operation: AclOperation | str | int, resource_pattern: ResourcePattern) -> tuple[Grantee, ...]:
         """The principals and hosts that ``authorize`` allows ``operation`` on the resource."""
-        operation = AclOperation.coerce(operation)
-        Action(operation, resource_pattern)  # the same LITERAL check as authorize
-        bit = 1 << operation
+        kafka_operation: AclOperation = AclOperation.coerce(operation)
+        Action(kafka_operation, resource_pattern)  # the same LITERAL check as authorize
+        bit = 1 << kafka_operation
         grantees = [Grantee(user, WILDCARD_HOST, RuleKind.SUPER_USER) for user in sorted(self.super_users)]
         type_index = self._index.types.get(resource_pattern.resource_type)
         entries = [] if type_index is None else type_index.matching_entries(resource_pattern.name)
@@ -545,6 +547,7 @@ def _matching(index: AclIndex, acl_filter: AclBindingFilter) -> list[StoredAcl]:
     if acl_filter == AclBindingFilter.ANY:
         return list(index)  # every ACL: no need to ask each one whether it matches
     resource_type = acl_filter.pattern_filter.resource_type
+    type_indexes: Iterable[TypeIndex]
     if resource_type is ResourceType.ANY:
         type_indexes = index.types.values()
     else:

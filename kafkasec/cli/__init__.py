@@ -48,11 +48,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         return args.run(args)
     except SystemExit as exited:  # --help and --version: argparse has printed, and exits
-        return exited.code
+        return _exit_status(exited)
     except UsageError as error:
         return _report(error, USAGE_ERROR)
     except (CommandError, ValueError, TypeError, KafkaError, StateError, OSError) as error:
         return _report(error, FAILURE)
+
+
+def _exit_status(exited: SystemExit) -> int:
+    """The status ``sys.exit`` gives for ``exited``: None is success; a message is printed and fails."""
+    if exited.code is None:
+        return 0
+    if isinstance(exited.code, int):
+        return exited.code
+    sys.stderr.write(f"{exited.code}\n")
+    return 1
 
 
 def _report(error: Exception, status: int) -> int:

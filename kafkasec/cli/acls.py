@@ -251,6 +251,12 @@ def _required_resources(args) -> list[ResourcePatternFilter]:
     return resources
 
 
+def _pattern(resource: ResourcePatternFilter) -> ResourcePattern:
+    """The pattern of one resource from :func:`requested_resources`, which names every resource."""
+    assert resource.name is not None
+    return ResourcePattern(resource.resource_type, resource.name, resource.pattern_type)
+
+
 def requested_acls(args, resources: list[ResourcePatternFilter]) -> Acls:
     """kafka-acls.sh's entries per resource: from --operation, or the --producer/--consumer roles."""
     if not (args.producer or args.consumer):
@@ -328,7 +334,7 @@ def add_acls(args) -> int:
         raise UsageError(NO_PRINCIPAL)
     bindings_by_pattern: dict[ResourcePattern, list[AclBinding]] = {}
     for resource, entries in acls.items():
-        pattern = ResourcePattern(resource.resource_type, resource.name, resource.pattern_type)
+        pattern = _pattern(resource)
         bindings_by_pattern[pattern] = [AclBinding(pattern, entry) for entry in entries]
         for binding in bindings_by_pattern[pattern]:
             try:
@@ -450,7 +456,7 @@ def _one_resource(args) -> ResourcePattern:
         raise UsageError(
             f"{args.acls_command} asks about one named resource: --resource-pattern-type must be literal"
         )
-    return ResourcePattern(resources[0].resource_type, resources[0].name)
+    return _pattern(resources[0])
 
 
 def _one(args, dest: str):

@@ -20,11 +20,17 @@ def read_properties(path: str) -> dict[str, str]:
     """
     with open(path, encoding="utf-8") as file:
         lines = file.read().splitlines()
-    return dict(_PROPERTY.fullmatch(text).groups() for text in _logical_lines(lines))
+    return dict(_key_and_value(text) for text in _logical_lines(lines))
 
 
 # Java's rule: the key ends at the first '=', ':' or whitespace; one separator may follow.
 _PROPERTY = re.compile(r"([^=:\s]*)\s*[=:]?\s*(.*)", re.DOTALL)
+
+
+def _key_and_value(text: str) -> tuple[str, str]:
+    match = _PROPERTY.fullmatch(text)
+    assert match is not None  # the key may be empty and the value takes the rest: any text matches
+    return match[1], match[2]
 
 
 def _logical_lines(lines):

@@ -277,11 +277,12 @@ def export(args) -> int:
     with open_security(args) as security:
         result = security.describe_user_scram_credentials(names)
         lines = [
-            f"{sanitize(r.user)} {info.mechanism.mechanism_name}="
-            f"{credential_to_string(security.scram_credential(r.user, info.mechanism))}\n"
+            f"{sanitize(r.user)} {info.mechanism.mechanism_name}={credential_to_string(credential)}\n"
             for r in result.results
             if r.description is not None
             for info in r.description.infos
+            # None: another process deleted it since the describe (the follower applied that).
+            if (credential := security.scram_credential(r.user, info.mechanism)) is not None
         ]
     sys.stdout.writelines(lines)
     return 0

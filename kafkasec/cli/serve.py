@@ -152,7 +152,7 @@ def run(args) -> int:
 
     _check(args)
     # An operator sees refused logins, closed connections and the follower's state; secrets
-    # never reach these records (tests/test_hostile_clients.py).
+    # never reach these records (tests/server/test_server_hostile_clients.py).
     logging.basicConfig(level=args.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     catalogue = Catalogue.from_file(args.catalogue) if args.catalogue else Catalogue()

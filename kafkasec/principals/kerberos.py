@@ -84,10 +84,11 @@ class KerberosName:
 def _format_pieces(format: str) -> list[tuple[str, int | None]]:
     """(literal, parameter index or None) pairs of a rule's format; ValueError for a ``$``
     without digits, as Kafka's BadFormatString."""
-    pieces = []
+    pieces: list[tuple[str, int | None]] = []
     start = 0
     while start < len(format):
         match = _PARAMETER.match(format, start)
+        assert match is not None  # _PARAMETER matches the empty string, so at every position
         digits = match.group(3)
         if digits is None:
             pieces.append((match.group(1), None))
@@ -153,12 +154,12 @@ class KerberosRule:
 
     @_substitution.default
     def _compile_substitution(self) -> JavaReplacement | None:
-        if (self.from_pattern is None) != (self.to_pattern is None):
-            raise ValueError("a substitution needs both a pattern and a replacement")
-        if self.from_pattern is None:
+        if self.from_pattern is None and self.to_pattern is None:
             if self.repeat:
                 raise ValueError("'g' repeats a substitution, and the rule has none")
             return None
+        if self.from_pattern is None or self.to_pattern is None:
+            raise ValueError("a substitution needs both a pattern and a replacement")
         return JavaReplacement(compile_java_regex(self.from_pattern), self.to_pattern)
 
     @classmethod
@@ -202,6 +203,7 @@ class KerberosRule:
             if params[0] == default_realm:
                 result = params[1]
         elif len(params) - 1 == self.num_components:
+            assert self.format is not None  # a RULE always has one (checked by _compile_match)
             base = replace_parameters(self.format, params)
             if self._match_regex is None or self._match_regex.fullmatch(base):
                 result = base if self._substitution is None else self._substitution.replace(base, 0 if self.repeat else 1)
@@ -220,12 +222,17 @@ class KerberosRule:
         return text + (f"/{self.case}" if self.case else "")
 
 
+def _rule_tuple(rules: Iterable[KerberosRule]) -> tuple[KerberosRule, ...]:
+    # A named converter: attrs' mypy plugin cannot read the argument type of converter=tuple.
+    return tuple(rules)
+
+
 @frozen
 class KerberosShortNamer:
     """Kafka's KerberosShortNamer: the first rule that applies gives the short name."""
 
     rules: tuple[KerberosRule, ...] = field(
-        converter=tuple, validator=validators.deep_iterable(validators.instance_of(KerberosRule))
+        converter=_rule_tuple, validator=validators.deep_iterable(validators.instance_of(KerberosRule))
     )
     default_realm: str = field(default="", validator=validators.instance_of(str))
 
@@ -242,12 +249,12 @@ class KerberosShortNamer:
         """The short name; NoMatchingRule when no rule applies."""
         if not isinstance(name, KerberosName):
             raise TypeError(f"short_name takes a KerberosName, not {name!r}")
-        if name.host_name is None:
-            if name.realm is None:
-                return name.service_name
-            params = [name.realm, name.service_name]
-        else:
-            params = [name.realm, name.service_name, name.host_name]
+        if name.realm is None:
+            # A bare service name: KerberosName refuses a host without a realm.
+            return name.service_name
+        params = [name.realm, name.service_name]
+        if name.host_name is not None:
+            params.append(name.host_name)
         return first_mapping(self.rules, name, lambda rule: rule.apply(params, self.default_realm))
 
     def __str__(self) -> str:

@@ -16,6 +16,7 @@ The rules are Java regular expressions and replacement strings, read through
 from __future__ import annotations
 
 import re
+from typing import Iterable
 
 from attrs import field, frozen, validators
 
@@ -72,12 +73,12 @@ class SslPrincipalMappingRule:
 
     @_substitution.default
     def _compile(self) -> JavaReplacement | None:
-        if (self.pattern is None) != (self.replacement is None):
-            raise ValueError("a rule has both a pattern and a replacement, or neither (DEFAULT)")
-        if self.pattern is None:
+        if self.pattern is None and self.replacement is None:
             if self.case:
                 raise ValueError("the DEFAULT rule takes no case flag")
             return None
+        if self.pattern is None or self.replacement is None:
+            raise ValueError("a rule has both a pattern and a replacement, or neither (DEFAULT)")
         regex = compile_java_regex(self.pattern)
         return JavaReplacement(regex, escape_literal_back_references(self.replacement, regex.groups))
 
@@ -109,6 +110,7 @@ def split_rules(rules: str) -> list[str]:
 def parse_rule(text: str) -> SslPrincipalMappingRule | None:
     """One rule; None for an empty one. ValueError quoting the rule when it is malformed."""
     match = _RULE_PARSER.match(text)
+    assert match is not None  # its last alternative, (.*?), matches any text
     if match.end() != len(text):
         raise ValueError(f"invalid rule {text!r}: unmatched substring {text[match.end():]!r}")
     if match.group(1) is not None:
@@ -121,12 +123,17 @@ def parse_rule(text: str) -> SslPrincipalMappingRule | None:
         raise ValueError(f"invalid rule {text!r}: {error}") from None
 
 
+def _rule_tuple(rules: Iterable[SslPrincipalMappingRule]) -> tuple[SslPrincipalMappingRule, ...]:
+    # A named converter: attrs' mypy plugin cannot read the argument type of converter=tuple.
+    return tuple(rules)
+
+
 @frozen
 class SslPrincipalMapper:
     """Kafka's SslPrincipalMapper: the first rule that maps the DN gives the short name."""
 
     rules: tuple[SslPrincipalMappingRule, ...] = field(
-        converter=tuple,
+        converter=_rule_tuple,
         validator=validators.deep_iterable(validators.instance_of(SslPrincipalMappingRule)),
     )
 

@@ -25,7 +25,7 @@ VersionRanges = Mapping[int, "tuple[int, int]"]
 
 def kio_versions(api_key: int, *, up_to: int = 20) -> tuple[int, int]:
     """The contiguous range of versions kio has schemas for, both ways, for ``api_key``."""
-    versions = []
+    versions: list[int] = []
     for version in range(up_to + 1):
         try:
             wire.request_schema(api_key, version)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import itertools
 import uuid
+from typing import Iterator
 
 from attrs import field, frozen, validators
 
@@ -126,9 +127,11 @@ class ClusterRequests:
             for name in names
         ]
         include_operations = version >= 8 and body_wants(body, "include_topic_authorized_operations")
-        allowed, refused = [], []
+        allowed: list[str] = []
+        refused: list[str] = []
         for name, result in zip(names, security.authorize(context, describe)):
             (allowed if result is AuthorizationResult.ALLOWED else refused).append(name)
+        operations_of: Iterator[int]
         if include_operations:
             patterns = [ResourcePattern(ResourceType.TOPIC, name) for name in allowed]
             operations_of = map(operations_to_bitfield, security.authorized_operations_many(context, patterns))

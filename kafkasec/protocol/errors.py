@@ -16,11 +16,17 @@ from kafkasec.errors import KafkaError, KafkaErrorCode
 from kafkasec.protocol import wire
 
 
+def _error_code(code: KafkaErrorCode | int | str) -> KafkaErrorCode:
+    # Not KafkaErrorCode.coerce itself: attrs' mypy plugin reads the signature of a plain
+    # function converter, not of a classmethod.
+    return KafkaErrorCode.coerce(code)
+
+
 @frozen
 class ApiError:
     """An error code and the message a response carries with it (None: no message)."""
 
-    error_code: KafkaErrorCode = field(converter=KafkaErrorCode.coerce)
+    error_code: KafkaErrorCode = field(converter=_error_code)
     message: str | None = None
 
     NONE: ClassVar[ApiError]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from typing import Callable, Hashable
+from typing import Any, Callable, Hashable, Mapping
 
 from attrs import frozen
 
@@ -103,26 +103,26 @@ def _alter_partition_reassignments_error(body, version, error: ApiError):
     response_type = _response_type(ApiKey.ALTER_PARTITION_REASSIGNMENTS, version)
     topic_type = wire.item_type(response_type, "responses")
     partition_type = wire.item_type(topic_type, "partitions")
-    error = error.fields()
+    error_fields = error.fields()
     topics = tuple(
         wire.build(
             topic_type,
             name=topic.name,
-            partitions=tuple(wire.build(partition_type, partition_index=p.partition_index, **error) for p in topic.partitions),
+            partitions=tuple(wire.build(partition_type, partition_index=p.partition_index, **error_fields) for p in topic.partitions),
         )
         for topic in body.topics
     )
-    return wire.build(response_type, responses=topics, **error)
+    return wire.build(response_type, responses=topics, **error_fields)
 
 
 def _update_features_error(body, version, error: ApiError):
     response_type = _response_type(ApiKey.UPDATE_FEATURES, version)
-    error = error.fields()
+    error_fields = error.fields()
     results = ()
     if wire.has_field(response_type, "results"):
         result_type = wire.item_type(response_type, "results")
-        results = tuple(wire.build(result_type, feature=update.feature, **error) for update in body.feature_updates)
-    return wire.build(response_type, results=results, **error)
+        results = tuple(wire.build(result_type, feature=update.feature, **error_fields) for update in body.feature_updates)
+    return wire.build(response_type, results=results, **error_fields)
 
 
 def _alter_user_scram_credentials_error(body, version, error: ApiError):
@@ -152,10 +152,11 @@ class ItemApi:
     api_key: ApiKey
     request_fields: tuple[str, ...]
     response_field: str
-    request_key: Callable[[object], Hashable]
-    response_key: Callable[[object], Hashable]
-    make_error: Callable[[type, object, dict], object]
-    check: Callable[[object], tuple[Action, KafkaErrorCode] | None]
+    # Items and entries are kio entities, of a class per API and version: Any.
+    request_key: Callable[[Any], Hashable]
+    response_key: Callable[[Any], Hashable]
+    make_error: Callable[[type, Any, dict], object]
+    check: Callable[[Any], tuple[Action, KafkaErrorCode] | None]
     cluster_operation: AclOperation | None = None
 
     @property
@@ -331,5 +332,6 @@ _APIS = (
     ClusterApi(ApiKey.UPDATE_FEATURES, AclOperation.ALTER, _update_features_error),
 )
 
-FORWARDABLE_APIS = {api.api_key: api for api in _APIS}
+# Keyed by int, as a request names its API: the keys are ApiKey members, which are ints.
+FORWARDABLE_APIS: Mapping[int, ItemApi | ClusterApi | TokenApi] = {api.api_key: api for api in _APIS}
 """API key -> how to screen and answer it: exactly the APIs Kafka lets a broker forward."""

@@ -100,9 +100,10 @@ class ForwardingExchange:
         self.security = security
         self.context = context
         self.request = wire.decode_request(request_frame)
-        self.api = FORWARDABLE_APIS.get(self.request.api_key)
-        if self.api is None:
+        api = FORWARDABLE_APIS.get(self.request.api_key)
+        if api is None:
             raise ValueError(f"API key {self.request.api_key} is not forwardable (KIP-590)")
+        self.api = api
         self.deadline_ms = now_ms + timeout_ms
         self.envelope_client_id = envelope_client_id
         self.attempts = 0

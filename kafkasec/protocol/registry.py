@@ -43,7 +43,7 @@ def error_response(api_key: int, version: int, body, error: ApiError):
     return wire.build(wire.response_schema(api_key, version), **error.fields())
 
 
-def collect_handlers(security, own: Mapping[int, Handler] | None = None) -> dict[ApiKey, Handler]:
+def collect_handlers(security, own: Mapping[int, Handler] | None = None) -> dict[int, Handler]:
     """The handlers the plugins offer through ``kafkasec_api_handlers``, over ``own`` (the
     node's own, e.g. its catalogue's read APIs).
 
@@ -51,7 +51,7 @@ def collect_handlers(security, own: Mapping[int, Handler] | None = None) -> dict
     key wins: a plugin replaces a built-in handler. Two plugins that are not built-ins serving
     one API is a configuration mistake, refused with a ValueError naming both.
     """
-    served: dict[ApiKey, Handler] = {}
+    served: dict[int, Handler] = {}
     claimed_by: dict[ApiKey, str] = {}
     for impl, answer in answers_by_plugin(security.plugin_manager.hook.kafkasec_api_handlers, security=security):
         for key, handler in (answer or {}).items():
@@ -80,7 +80,8 @@ class ApiHandlers:
     """
 
     def __init__(self, handlers: Mapping[int, Handler], *, accepts_envelopes: bool):
-        self.handlers: dict[ApiKey, Handler] = {ApiKey(key): handler for key, handler in handlers.items()}
+        # ApiKey members, typed int: a request is looked up by the int it carries.
+        self.handlers: dict[int, Handler] = {ApiKey(key): handler for key, handler in handlers.items()}
         listed = [ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE, *self.handlers]
         if accepts_envelopes:
             listed.append(ApiKey.ENVELOPE)
@@ -92,7 +93,7 @@ class ApiHandlers:
         return cls(collect_handlers(security, own), accepts_envelopes=accepts_envelopes)
 
     @property
-    def forwardable(self) -> frozenset[ApiKey]:
+    def forwardable(self) -> frozenset[int]:
         """The served APIs that a broker forwards to its controller (KIP-590)."""
         return frozenset(self.handlers) & frozenset(FORWARDABLE_APIS)
 

@@ -31,7 +31,8 @@ from kafkasec.protocol.api_keys import ApiKey
 # test run has imported hypothesis already, kio is imported as if it were absent.
 _HIDE_HYPOTHESIS = "hypothesis" not in sys.modules
 if _HIDE_HYPOTHESIS:
-    sys.modules["hypothesis"] = None  # makes "import hypothesis" raise ImportError
+    # None, which typeshed does not allow in sys.modules, makes "import hypothesis" raise ImportError.
+    sys.modules["hypothesis"] = None  # type: ignore[assignment]
 try:
     from kio.index import KioIndexError, load_request_schema, load_response_schema
     from kio.schema.errors import ErrorCode
@@ -41,6 +42,8 @@ try:
     from kio.schema.response_header.v1.header import ResponseHeader as ResponseHeaderV1
     from kio.serial import entity_reader, entity_writer
     from kio.serial.writers import write_compact_array_length, write_legacy_array_length
+    from kio.static.primitive import i32
+    from kio.static.protocol import Entity, RequestPayload, ResponsePayload
 except ImportError as error:  # pragma: no cover - depends on how kafkasec was installed
     raise ImportError(
         "kafkasec.protocol.wire needs the 'wire' extra: pip install 'kafkasec[wire]'"
@@ -86,7 +89,7 @@ def request_context(request: Request, principal, client_address: str, *, listene
 
 
 @functools.lru_cache(maxsize=None)
-def request_schema(api_key: int, version: int) -> type:
+def request_schema(api_key: int, version: int) -> type[RequestPayload]:
     """The kio class of a request body; UnsupportedVersionError when kio has none."""
     try:
         return load_request_schema(api_key, version)
@@ -95,7 +98,7 @@ def request_schema(api_key: int, version: int) -> type:
 
 
 @functools.lru_cache(maxsize=None)
-def response_schema(api_key: int, version: int) -> type:
+def response_schema(api_key: int, version: int) -> type[ResponsePayload]:
     """The kio class of a response body; UnsupportedVersionError when kio has none."""
     try:
         return load_response_schema(api_key, version)
@@ -221,7 +224,7 @@ def _field_checker(field, flexible: bool, is_header: bool, tagged: bool):
 
 
 @functools.lru_cache(maxsize=None)
-def _entity_checker(entity_type: type):
+def _entity_checker(entity_type: type[Entity]):
     from kio.serial._introspect import get_field_tag
 
     flexible = entity_type.__flexible__
@@ -307,13 +310,13 @@ def encode_request(body, *, correlation_id: int, client_id: str | None) -> bytes
     header = header_type(
         request_api_key=body.__api_key__,
         request_api_version=body.__version__,
-        correlation_id=correlation_id,
+        correlation_id=i32(correlation_id),
         client_id=client_id,
     )
     return encode(header) + encode(body)
 
 
-def _response_header_type(schema: type) -> type:
+def _response_header_type(schema: type[ResponsePayload]) -> type:
     if schema.__api_key__ == ApiKey.API_VERSIONS or not schema.__flexible__:
         return ResponseHeaderV0
     return ResponseHeaderV1
@@ -336,7 +339,7 @@ def _timestamps_as_integers(schema: type) -> tuple[type, tuple[str, ...]]:
     fields = []
     for f in dataclasses.fields(schema):
         metadata = {**f.metadata, "kafka_type": "int64"} if f.name in names else f.metadata
-        options = {"metadata": metadata}
+        options: dict[str, typing.Any] = {"metadata": metadata}
         if f.default is not dataclasses.MISSING:
             options["default"] = f.default
         fields.append((f.name, int if f.name in names else f.type, dataclasses.field(**options)))
@@ -391,7 +394,7 @@ def encode_with_items(entity, field_name: str, items: typing.Sequence[bytes]) ->
     head = empty[: length_end - (1 if flexible else 4)]
     tail = empty[length_end:]
     length = io.BytesIO()
-    (write_compact_array_length if flexible else write_legacy_array_length)(length, len(items))
+    (write_compact_array_length if flexible else write_legacy_array_length)(length, i32(len(items)))
     return EncodedBody(entity_type, b"".join((head, length.getvalue(), *items, tail)))
 
 
@@ -427,13 +430,13 @@ _ZEROS = {
 
 
 @functools.lru_cache(maxsize=None)
-def _zero_fields(entity_type: type) -> tuple[frozenset[str], dict]:
+def _zero_fields(entity_type: type) -> tuple[frozenset[str], dict[str, typing.Any]]:
     """The field names of a kio class, and the zero of each field that has no schema default.
 
     Cached per class: handlers build thousands of entities per request (a Metadata answer has
     one per partition), and reading the dataclass fields each time was most of the cost.
     """
-    zeros = {}
+    zeros: dict[str, typing.Any] = {}
     for field in dataclasses.fields(entity_type):
         if field.default is not dataclasses.MISSING:
             continue
@@ -444,6 +447,7 @@ def _zero_fields(entity_type: type) -> tuple[frozenset[str], dict]:
         elif type(None) in typing.get_args(field.type):
             zeros[field.name] = None  # a nullable nested entity
         else:
+            assert not isinstance(field.type, str)  # kio annotates its schemas with classes, never strings
             zeros[field.name] = build(field.type)  # frozen, so one instance serves every build
     return frozenset(field.name for field in dataclasses.fields(entity_type)), zeros
 
@@ -465,6 +469,7 @@ def item_type(entity_type: type, field_name: str) -> type:
     """The kio class of the items of an array field (or of a nested field)."""
     for field in dataclasses.fields(entity_type):
         if field.name == field_name:
+            assert not isinstance(field.type, str)  # kio annotates its schemas with classes, never strings
             field_type = field.type
             if typing.get_origin(field_type) is not tuple:  # X | None: the X
                 field_type = next((arg for arg in typing.get_args(field_type) if arg is not type(None)), field_type)

@@ -12,7 +12,7 @@ applies them to a node's credentials (behind the ``kafkasec_scram_credential_sto
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from attrs import field, frozen, validators
 
@@ -59,6 +59,16 @@ class UserScramCredentialsResult:
     )
     error: KafkaError | None = field(default=None, validator=_error)
 
+    @error.validator
+    def _description_or_error(self, attribute, value):
+        if (value is None) == (self.description is None):
+            raise ValueError("a result has a description or an error, not both or neither")
+
+
+def _describe_results(results: Iterable[UserScramCredentialsResult]) -> tuple[UserScramCredentialsResult, ...]:
+    # Named converters, here and below: attrs' mypy plugin cannot read converter=tuple's argument type.
+    return tuple(results)
+
 
 @frozen
 class DescribeUserScramCredentialsResult:
@@ -71,7 +81,7 @@ class DescribeUserScramCredentialsResult:
     """
 
     error: KafkaError | None = field(validator=_error)
-    results: tuple[UserScramCredentialsResult, ...] = field(converter=tuple)
+    results: tuple[UserScramCredentialsResult, ...] = field(converter=_describe_results)
 
     def _raise_top_level(self) -> None:
         if self.error is not None:
@@ -90,6 +100,7 @@ class DescribeUserScramCredentialsResult:
             if result.user == user:
                 if result.error is not None:
                     raise result.error
+                assert result.description is not None  # a result without an error has one
                 return result.description
         raise ResourceNotFoundError(f"No such user: {user}")
 
@@ -99,7 +110,7 @@ class DescribeUserScramCredentialsResult:
         for result in self.results:
             if result.error is not None and not _is_not_found(result.error):
                 raise result.error
-        return {r.user: r.description for r in self.results if r.error is None}
+        return {r.user: r.description for r in self.results if r.description is not None}
 
 
 def _is_not_found(error: KafkaError | None) -> bool:
@@ -114,14 +125,28 @@ class AlterUserScramCredentialsResult:
     error: KafkaError | None = field(default=None, validator=_error)
 
 
+def _alter_results(results: Iterable[AlterUserScramCredentialsResult]) -> tuple[AlterUserScramCredentialsResult, ...]:
+    return tuple(results)
+
+
+def _upserts(
+    upserts: Iterable[tuple[str, ScramMechanism, ScramCredential]],
+) -> tuple[tuple[str, ScramMechanism, ScramCredential], ...]:
+    return tuple(upserts)
+
+
+def _deletions(deletions: Iterable[tuple[str, ScramMechanism]]) -> tuple[tuple[str, ScramMechanism], ...]:
+    return tuple(deletions)
+
+
 @frozen
 class AlterationPlan:
     """What the controller would do with a request: each user's result, and the changes of the
     users that succeed, not yet written."""
 
-    results: tuple[AlterUserScramCredentialsResult, ...] = field(converter=tuple)
-    upserts: tuple[tuple[str, ScramMechanism, ScramCredential], ...] = field(converter=tuple)
-    deletions: tuple[tuple[str, ScramMechanism], ...] = field(converter=tuple)
+    results: tuple[AlterUserScramCredentialsResult, ...] = field(converter=_alter_results)
+    upserts: tuple[tuple[str, ScramMechanism, ScramCredential], ...] = field(converter=_upserts)
+    deletions: tuple[tuple[str, ScramMechanism], ...] = field(converter=_deletions)
 
 
 # ---------------------------------------------------------------------------------------- alter

@@ -18,14 +18,15 @@ from kafkasec.scram.credentials import (
     ScramMechanism,
     UserScramCredentialsDescription,
 )
-from kafkasec.store.records import RemoveUserScramCredentialRecord, UserScramCredentialRecord
+from kafkasec.store.records import Record, RemoveUserScramCredentialRecord, UserScramCredentialRecord
+from kafkasec.store.writer import StateWriter
 
 
 class ScramCredentialCache:
     """The built-in SCRAM credential store: reads from memory, writes through ``writer``
     (a :class:`~kafkasec.store.writer.StateWriter`)."""
 
-    def __init__(self, writer):
+    def __init__(self, writer: StateWriter):
         self._writer = writer
         # Replaced whole on every change: a login's lookup never sees a half-applied batch.
         self._credentials: dict[tuple[str, ScramMechanism], ScramCredential] = {}
@@ -56,7 +57,7 @@ class ScramCredentialCache:
         """Delete then upsert, as records of one write: all of it or none of it. Deleting a
         credential that is not there is no error (the write sees the caught-up state)."""
         with self._writer.writing() as transaction:
-            records = [
+            records: list[Record] = [
                 RemoveUserScramCredentialRecord(user, mechanism)
                 for user, mechanism in dict.fromkeys(deletions)
                 if (user, mechanism) in self._credentials

@@ -139,5 +139,6 @@ class ScramClient:
             raise SaslAuthenticationError(f"Invalid SCRAM server final message format: {text}")
         if match["error"] is not None:
             raise SaslAuthenticationError(f"Sasl authentication using {self.mechanism.mechanism_name} failed with error: {match['error']}")
+        assert self._server_signature is not None  # set by _final, the step this one follows
         if not hmac.compare_digest(base64.b64decode(match["signature"]), self._server_signature):
             raise SaslAuthenticationError("Invalid server signature in server final message")

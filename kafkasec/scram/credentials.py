@@ -13,6 +13,7 @@ import binascii
 import hashlib
 import hmac
 import secrets
+from typing import Iterable
 
 from attrs import field, frozen, validators
 from cryptography.hazmat.primitives import hashes
@@ -66,7 +67,7 @@ class ScramMechanism(KafkaEnum):
         raise ValueError(f"{name!r} is not a SCRAM mechanism: expected SCRAM-SHA-256 or SCRAM-SHA-512")
 
     @classmethod
-    def coerce(cls, value: object):
+    def coerce(cls, value: object) -> ScramMechanism:
         """Also accepts the SASL name, ``SCRAM-SHA-256``, besides what every KafkaEnum accepts."""
         if isinstance(value, str) and "-" in value:
             return cls.from_mechanism_name(value.strip().upper())
@@ -79,6 +80,17 @@ def _bytes(value: object) -> bytes:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     raise TypeError(f"expected bytes or str, not {type(value).__name__}")
+
+
+def _mechanism(value: ScramMechanism | str | int) -> ScramMechanism:
+    # A named converter: attrs' mypy plugin takes a converter's argument type as the init
+    # argument's type, and cannot read one from a classmethod such as ScramMechanism.coerce.
+    return ScramMechanism.coerce(value)
+
+
+def _infos(infos: Iterable[ScramCredentialInfo]) -> tuple[ScramCredentialInfo, ...]:
+    # A named converter, for the same reason: the plugin cannot read converter=tuple's.
+    return tuple(infos)
 
 
 def _iterations(instance, attribute, value):
@@ -107,7 +119,7 @@ class ScramCredential:
 class ScramCredentialInfo:
     """A mechanism and its iteration count: what may be shown about a credential."""
 
-    mechanism: ScramMechanism = field(converter=ScramMechanism.coerce)
+    mechanism: ScramMechanism = field(converter=_mechanism)
     iterations: int = field(validator=validators.instance_of(int))
 
 
@@ -116,7 +128,7 @@ class UserScramCredentialsDescription:
     """A user and the mechanisms it has credentials for (never a secret)."""
 
     user: str = field(validator=validators.instance_of(str))
-    infos: tuple[ScramCredentialInfo, ...] = field(converter=tuple)
+    infos: tuple[ScramCredentialInfo, ...] = field(converter=_infos)
 
 
 def random_salt() -> bytes:
@@ -161,6 +173,7 @@ class UserScramCredentialUpsertion:
         formatter = ScramFormatter(self.info.mechanism)
         salted = self.salted_password
         if salted is None:
+            assert self.password is not None  # __attrs_post_init__: exactly one of the two is set
             salted = formatter.salted_password(self.password, self.salt, self.info.iterations)
         return formatter.credential(self.salt, salted, self.info.iterations)
 
@@ -170,7 +183,7 @@ class UserScramCredentialDeletion:
     """Delete a user's credential for one mechanism."""
 
     user: str = field(validator=validators.instance_of(str))
-    mechanism: ScramMechanism = field(converter=ScramMechanism.coerce)
+    mechanism: ScramMechanism = field(converter=_mechanism)
 
 
 class ScramFormatter:
@@ -189,7 +202,8 @@ class ScramFormatter:
 
     def salted_password(self, password: str | bytes, salt: bytes, iterations: int) -> bytes:
         """Hi(password, salt, i): PBKDF2 over the plain UTF-8 password, with no SASLprep."""
-        kdf = PBKDF2HMAC(self._algorithm(), self._algorithm.digest_size, bytes(salt), iterations)
+        algorithm = self._algorithm()
+        kdf = PBKDF2HMAC(algorithm, algorithm.digest_size, bytes(salt), iterations)
         return kdf.derive(_bytes(password))
 
     def client_key(self, salted_password: bytes) -> bytes:

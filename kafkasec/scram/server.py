@@ -297,6 +297,7 @@ class ScramServer:
     def authorization_id(self) -> str:
         """The authenticated user's name, or the token owner's after a token login."""
         self._require_complete()
+        assert self._authorization_id is not None  # set by the client-first step, which COMPLETE follows
         return self._authorization_id
 
     @property
@@ -426,6 +427,8 @@ class ScramServer:
             raise self._refuse("Authentication failed: Credentials could not be obtained") from exc
 
     def _receive_client_final(self, data: bytes) -> bytes:
+        # Set by _receive_client_first, the step this one follows (and cleared only when the exchange ends).
+        assert self._nonce is not None and self._credential is not None
         text = data.decode("utf-8", "replace")
         without_proof, _, proof_field = text.rpartition(",")
         match = _CLIENT_FINAL_WITHOUT_PROOF.fullmatch(without_proof)

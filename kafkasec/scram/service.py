@@ -140,7 +140,7 @@ class ScramService:
         if self._refused(context, AclOperation.ALTER):
             error = ClusterAuthorizationFailedError()
             # AlterUserScramCredentialsRequest.getErrorResponse: each user once, in name order.
-            users = sorted({alteration.user for alteration in (*deletions, *upsertions)})
+            users = sorted({deletion.user for deletion in deletions} | {upsertion.user for upsertion in upsertions})
             return [AlterUserScramCredentialsResult(user, error) for user in users]
         store = self.store
         # KRaft's controller applies one request at a time; the write here is exclusive across

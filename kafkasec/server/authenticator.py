@@ -28,6 +28,7 @@ from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.api_versions import VersionRanges, answer_api_versions
 from kafkasec.protocol.errors import ApiError
+from kafkasec.scram.server import ScramServer
 
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 
@@ -45,7 +46,7 @@ class AuthenticatorState(enum.Enum):
 
 
 _S = AuthenticatorState
-_TRANSITIONS = {
+_TRANSITIONS: dict[tuple[AuthenticatorState, int], set[AuthenticatorState]] = {
     (_S.HANDSHAKE_OR_VERSIONS_REQUEST, ApiKey.API_VERSIONS): {_S.HANDSHAKE_OR_VERSIONS_REQUEST, _S.HANDSHAKE_REQUEST},
     (_S.HANDSHAKE_OR_VERSIONS_REQUEST, ApiKey.SASL_HANDSHAKE): {_S.AUTHENTICATE, _S.FAILED},
     (_S.HANDSHAKE_REQUEST, ApiKey.SASL_HANDSHAKE): {_S.AUTHENTICATE, _S.FAILED},
@@ -89,7 +90,7 @@ class Authenticator:
         self.mechanisms = tuple(mechanisms)
         self._ranges = ranges
         self._state = AuthenticatorState.HANDSHAKE_OR_VERSIONS_REQUEST
-        self._server = None
+        self._server: ScramServer | None = None  # from the handshake until the login is over
         self._bare_tokens = False  # SaslHandshake v0: tokens come without SaslAuthenticate
         self._principal: KafkaPrincipal | None = None
         self._api_key: int | None = None  # of the request being handled
@@ -134,7 +135,8 @@ class Authenticator:
         return self._authenticate(request)
 
     def _enter(self, state: AuthenticatorState) -> None:
-        assert state in _TRANSITIONS[(self._state, self._api_key)], (self._state, self._api_key, state)
+        api_key = self._api_key
+        assert api_key is not None and state in _TRANSITIONS[(self._state, api_key)], (self._state, api_key, state)
         self._state = state
 
     def _fail(self, reason: str, frame: bytes | None = None) -> Reply:
@@ -184,14 +186,16 @@ class Authenticator:
 
     def _evaluate(self, token: bytes) -> bytes:
         """The server's answer to one SASL token; completes the login on the last one."""
+        server = self._server
+        assert server is not None, "tokens are read only in the AUTHENTICATE state, which the handshake enters with a server"
         try:
-            challenge = self._server.evaluate_response(token)
+            challenge = server.evaluate_response(token)
         except SaslAuthenticationError:
             raise
         except KafkaError as error:
             raise SaslAuthenticationError(error.message, reason=str(error), respond=True) from error
-        if self._server.is_complete:
-            context = self._server.authentication_context(
+        if server.is_complete:
+            context = server.authentication_context(
                 self.client_address, listener_name=self.listener_name, security_protocol=self.security_protocol
             )
             try:

@@ -84,7 +84,7 @@ def _members(values: Iterable) -> tuple[GroupMember, ...]:
 class Group:
     """A classic consumer group as DescribeGroups shows it."""
 
-    group_id: str = field(validator=[validators.instance_of(str), validators.min_len(1)])
+    group_id: str = field(validator=validators.and_(validators.instance_of(str), validators.min_len(1)))
     state: str = field(default="Stable", validator=validators.instance_of(str))
     protocol_type: str = field(default="consumer", validator=validators.instance_of(str))
     protocol: str = field(default="range", validator=validators.instance_of(str))

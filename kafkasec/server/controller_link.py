@@ -64,6 +64,7 @@ class ControllerLink:
                 connection = await KafkaConnection.open(self.host, self.port, client_id=self.client_id)
                 try:
                     if self.mechanism is not None:
+                        assert self.username is not None and self._password is not None  # checked in __init__
                         await connection.login(self.mechanism, self.username, self._password)
                 except BaseException:
                     await connection.close()

@@ -153,6 +153,12 @@ class Endpoint:
     def connection_count(self) -> int:
         return len(self._connections)
 
+    @property
+    def _api_handlers(self) -> ApiHandlers:
+        # start() builds them before the loop can accept a connection, and stop() keeps them.
+        assert self._apis is not None, "a connection is served only once the endpoint is started"
+        return self._apis
+
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> Endpoint:
@@ -224,6 +230,7 @@ class Endpoint:
             writer.transport.abort()
             return
         task = asyncio.current_task()
+        assert task is not None  # start_server runs each connection's callback in a task of its own
         self._connections[task] = writer
         try:
             await self._serve(reader, writer, peer[0])
@@ -297,7 +304,7 @@ class Endpoint:
         authenticator = Authenticator(
             self.security,
             client_address,
-            ranges=self._apis.ranges,
+            ranges=self._api_handlers.ranges,
             listener_name=self.listener_name,
             security_protocol=self.security_protocol,
             mechanisms=self.mechanisms,
@@ -322,8 +329,10 @@ class Endpoint:
         else:
             answer = await self._in_pool("write" if api_key in self._write_apis else "io", self._respond, principal, client_address, frame)
         if isinstance(answer, RequestContext):
-            exchange = self.controller.exchange(self.security, answer, frame, now_ms=_now_ms())
-            return await self.controller.forward(exchange, clock=_now_ms)
+            controller = self.controller
+            assert controller is not None  # _respond returns a context only when there is a controller to forward to
+            exchange = controller.exchange(self.security, answer, frame, now_ms=_now_ms())
+            return await controller.forward(exchange, clock=_now_ms)
         return answer
 
     def _respond(self, principal, client_address: str, frame: bytes) -> bytes | RequestContext | None:
@@ -332,8 +341,8 @@ class Endpoint:
         try:
             api_key, version = wire.peek_api(frame)
             if api_key == ApiKey.API_VERSIONS:  # at any version: an unknown one is answered, not closed
-                return answer_api_versions(frame, self._apis.ranges)[0]
-            if not self._apis.serves(api_key, version):
+                return answer_api_versions(frame, self._api_handlers.ranges)[0]
+            if not self._api_handlers.serves(api_key, version):
                 raise ConnectionClosed(f"API key {api_key} v{version} is not served here")
             request = wire.decode_request(frame)
         except KafkaError as error:
@@ -345,9 +354,9 @@ class Endpoint:
         )
         if api_key == ApiKey.ENVELOPE:
             return self._open_envelope(context, frame)
-        if self.controller is not None and api_key in self._apis.forwardable:
+        if self.controller is not None and api_key in self._api_handlers.forwardable:
             return context
-        return self._apis.handle(self.security, context, request)
+        return self._api_handlers.handle(self.security, context, request)
 
     def _open_envelope(self, context, frame: bytes) -> bytes | None:
         opened = open_envelope(self.security, context, frame, is_active_controller=self.controller is None)
@@ -355,10 +364,11 @@ class Endpoint:
             raise ConnectionClosed(opened.reason)
         if opened.action is EnvelopeAction.RESPOND:
             return opened.response
-        inner = opened.request
-        if inner.api_key not in self._apis.handlers or not self._apis.serves(inner.api_key, inner.api_version):
+        inner, inner_context = opened.request, opened.context
+        assert inner is not None and inner_context is not None  # a HANDLE envelope carries both
+        if inner.api_key not in self._api_handlers.handlers or not self._api_handlers.serves(inner.api_key, inner.api_version):
             return opened.refuse(KafkaErrorCode.UNSUPPORTED_VERSION)
-        return opened.respond(self._apis.handle(self.security, opened.context, inner))
+        return opened.respond(self._api_handlers.handle(self.security, inner_context, inner))
 
 
 def _now_ms() -> int:

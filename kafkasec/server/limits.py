@@ -85,7 +85,8 @@ def _addresses(host: str) -> set[str]:
     except ValueError:
         pass
     try:
-        return {canonical_address(info[4][0]) for info in socket.getaddrinfo(host, None)}
+        # An address Python cannot spell (IPv6 in a build without it) comes as (int, bytes).
+        return {canonical_address(info[4][0]) for info in socket.getaddrinfo(host, None) if isinstance(info[4][0], str)}
     except OSError as error:
         raise ValueError(f"{MAX_CONNECTIONS_PER_IP_OVERRIDES} names {host!r}, which does not resolve: {error}") from None
 

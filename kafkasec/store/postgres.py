@@ -111,7 +111,7 @@ class PostgresStateStore:
         self._listen_lock = threading.Lock()
         self._writer = self._reader = self._listener = None
         self._closed = False
-        self._seen_offset = None
+        self._seen_offset: int | None = None
         with self._write_lock:
             connection = self._connection("_writer")
             try:
@@ -238,22 +238,22 @@ class _PostgresTransaction:
 
     def __init__(self, store: PostgresStateStore):
         self._store = store
-        self._transaction = None
 
     def __enter__(self) -> _PostgresTransaction:
         store = self._store
         acquire_write_lock(store._write_lock, store.write_lock_timeout_ms, store.location)
+        transaction = None
         try:
             self.connection = store._connection("_writer")
-            self._transaction = self.connection.transaction()
-            self._transaction.__enter__()
+            transaction = self.connection.transaction()
+            transaction.__enter__()
             # Bounds the wait for another host's write; 0 would mean no bound to PostgreSQL.
             self.connection.execute(f"SET LOCAL lock_timeout = {max(int(store.write_lock_timeout_ms), 1)}")
             self.connection.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
         except BaseException as error:
-            if self._transaction is not None:  # not left open on the connection
+            if transaction is not None:  # not left open on the connection
                 with contextlib.suppress(store._psycopg.Error):
-                    self._transaction.__exit__(type(error), error, None)
+                    transaction.__exit__(type(error), error, None)
             store._write_lock.release()
             if isinstance(error, store._psycopg.errors.LockNotAvailable):
                 raise StateBusyError(
@@ -263,6 +263,7 @@ class _PostgresTransaction:
             if isinstance(error, store._psycopg.Error):
                 raise store._error("written", error) from None
             raise
+        self._transaction = transaction
         return self
 
     def append(self, records: Sequence[Record]) -> int:

@@ -60,9 +60,10 @@ def snapshot_from_rows(location: str, offset: int, acl_rows, credential_rows, to
             acls[acl_id] = AclBinding.of(*fields)
         except (ValueError, TypeError) as error:
             raise StateError(f"ACL {acl_id!r} in {location!r} cannot be read: {error}") from error
-    for user, mechanism, *fields in credential_rows:
+    for user, mechanism, salt, stored_key, server_key, iterations in credential_rows:
         try:
-            record = UserScramCredentialRecord(user, mechanism, ScramCredential(*(bytes(f) for f in fields[:3]), fields[3]))
+            credential = ScramCredential(bytes(salt), bytes(stored_key), bytes(server_key), iterations)
+            record = UserScramCredentialRecord(user, mechanism, credential)
         except (ValueError, TypeError) as error:
             raise StateError(f"the SCRAM credential of {user!r} in {location!r} cannot be read: {error}") from error
         credentials[(record.user, record.mechanism)] = record.credential

@@ -34,6 +34,19 @@ from kafkasec.store.records import Record, RecordApplyError, StateSnapshot, deco
 DEFAULT_POLL_INTERVAL_MS = 5
 """How often a follower looks for other processes' commits."""
 
+_SQLITE_BUSY = 5
+"""SQLite's result code for a database locked by another connection. Python's sqlite3 names it
+(``sqlite3.SQLITE_BUSY``), and gives errors their ``sqlite_errorcode``, only from 3.11 on."""
+
+
+def _is_busy(error: BaseException) -> bool:
+    """Whether ``error`` is SQLite's SQLITE_BUSY: by its code, or on Python 3.10 (no codes on
+    errors) by the message SQLite gives that code."""
+    if not isinstance(error, sqlite3.OperationalError):
+        return False
+    code = getattr(error, "sqlite_errorcode", None)
+    return code == _SQLITE_BUSY if code is not None else str(error) == "database is locked"
+
 # What each schema version adds, in order; a file at version N gets the steps after N, so a
 # state file written by an older kafkasec opens and keeps everything it had.
 _MIGRATIONS = (
@@ -262,11 +275,11 @@ _STATEMENTS = {
 
 
 class _SqliteTransaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any error, under the store's lock."""
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any error, under the store's lock;
+    ``cursor`` is the open transaction's."""
 
     def __init__(self, store: SqliteStateStore):
         self._store = store
-        self.cursor: sqlite3.Cursor | None = None
 
     def __enter__(self) -> _SqliteTransaction:
         store = self._store
@@ -275,7 +288,7 @@ class _SqliteTransaction:
             store._writer.execute("BEGIN IMMEDIATE")
         except BaseException as error:
             store._write_lock.release()
-            if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY:
+            if _is_busy(error):
                 raise StateBusyError(
                     f"the state file {store.path!r} could not be written: {error} "
                     f"(another writer held it for {store.write_lock_timeout_ms} ms)"

@@ -203,7 +203,9 @@ class DelegationTokenManager:
         requester = owner if requester is None else principal_of(requester)
         renewers = [user_principal(renewer, "renewer") for renewer in principals_of(renewers)]
         _milliseconds("max_lifetime_ms", max_lifetime_ms)
-        self._check_enabled()
+        secret_key = self._secret_key
+        if secret_key is None:
+            raise DelegationTokenAuthDisabledError()
         now = self.clock()
         lifetime = self.max_lifetime_ms if max_lifetime_ms <= 0 else min(max_lifetime_ms, self.max_lifetime_ms)
         max_timestamp = now + lifetime
@@ -211,7 +213,7 @@ class DelegationTokenManager:
             new_token_id(), owner, requester, renewers, now, min(max_timestamp, now + self.expiry_time_ms), max_timestamp
         )
         with self._writer.writing() as transaction:
-            transaction.append([DelegationTokenRecord(info, key_id(self._secret_key))])
+            transaction.append([DelegationTokenRecord(info, key_id(secret_key))])
         return self._tokens[info.token_id][0]
 
     def renew_token(self, hmac: bytes, principal: KafkaPrincipal | str, renew_period_ms: int = -1) -> int:
@@ -266,7 +268,8 @@ class DelegationTokenManager:
         """The token whose HMAC is ``hmac`` (expired or not, until removed), or None."""
         if not isinstance(hmac, (bytes, bytearray, memoryview)):
             raise TypeError(f"an HMAC is bytes, not {type(hmac).__name__}")
-        entry = self._tokens.get(self._by_hmac.get(bytes(hmac)))
+        token_id = self._by_hmac.get(bytes(hmac))
+        entry = None if token_id is None else self._tokens.get(token_id)
         return None if entry is None else entry[0]
 
     def hmac_for(self, token_id: str) -> bytes | None:
@@ -342,8 +345,10 @@ class DelegationTokenManager:
         for record in records:
             if isinstance(record, DelegationTokenRecord):
                 self.apply_records([record], [record.info.token_id] if self.has_token(record.info.token_id) else [])
-            else:
+            elif isinstance(record, RemoveDelegationTokenRecord):
                 self.apply_records((), [record.token_id])
+            else:
+                raise TypeError(f"not a delegation token record: {record!r}")
 
     # The feed holds the lock; readers that look up one key (a login, hmac_for) do not need it:
     # a single dict lookup never sees a half-made entry.

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import base64
+from typing import Any, Callable
 
-from attrs import field, frozen, validators
+from attrs import Attribute, field, frozen, validators
 
 from kafkasec.principals.principal import KafkaPrincipal
 
@@ -24,7 +25,11 @@ def principals_of(values: object) -> tuple[KafkaPrincipal, ...]:
     return tuple(principal_of(value) for value in values)
 
 
-_timestamp = [validators.instance_of(int), validators.not_(validators.instance_of(bool))]
+# Annotated: mypy cannot join the types of two validators of different types (int, bool).
+_timestamp: list[Callable[[Any, Attribute, Any], Any]] = [
+    validators.instance_of(int),
+    validators.not_(validators.instance_of(bool)),
+]
 
 
 def _token_id(instance, attribute, value):

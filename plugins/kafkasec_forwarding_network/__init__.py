@@ -13,7 +13,7 @@ docs/plugin-forwarding-network.md describes the settings.
 from __future__ import annotations
 
 import ipaddress
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from attrs import evolve, field, frozen
 
@@ -90,6 +90,20 @@ def _resource_type(name: str, text: str) -> ResourceType:
     return resource_type
 
 
+# The converters, as functions of their element types: attrs' mypy plugin cannot type
+# converter=tuple or converter=frozenset (python/mypy#5313).
+def _network_tuple(networks: Iterable[Network]) -> tuple[Network, ...]:
+    return tuple(networks)
+
+
+def _operation_set(operations: Iterable[AclOperation]) -> frozenset[AclOperation]:
+    return frozenset(operations)
+
+
+def _resource_type_set(resource_types: Iterable[ResourceType]) -> frozenset[ResourceType]:
+    return frozenset(resource_types)
+
+
 @frozen
 class ForwardingNetworkPolicy:
     """Which forwarded actions are restricted, and the networks they may be forwarded from.
@@ -99,9 +113,9 @@ class ForwardingNetworkPolicy:
     with :meth:`from_config`, which parses and checks the settings.
     """
 
-    networks: tuple[Network, ...] = field(converter=tuple)
-    operations: frozenset[AclOperation] = field(converter=frozenset)
-    resource_types: frozenset[ResourceType] = field(converter=frozenset)
+    networks: tuple[Network, ...] = field(converter=_network_tuple)
+    operations: frozenset[AclOperation] = field(converter=_operation_set)
+    resource_types: frozenset[ResourceType] = field(converter=_resource_type_set)
 
     @classmethod
     def from_config(cls, config: Mapping[str, object]) -> ForwardingNetworkPolicy | None:

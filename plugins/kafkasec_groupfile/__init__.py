@@ -117,6 +117,7 @@ class GroupFile:
     def __init__(self, path: str, interval_ms: int):
         self.path = path
         self.interval = interval_ms / 1000
+        self._signature: tuple[int, int, int] | None  # None: the file was missing at the last check
         self.membership, self._signature = read_groups(path)
         self._next_check = monotonic() + self.interval
         self._lock = threading.Lock()

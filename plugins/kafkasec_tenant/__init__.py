@@ -91,8 +91,9 @@ class TenantPrincipal(KafkaPrincipal):
     def tenant(self) -> str:
         return self.name.partition(SEPARATOR)[0]
 
+    # The user part, in place of the classmethod KafkaPrincipal.user(name): of() builds tenant principals.
     @property
-    def user(self) -> str:
+    def user(self) -> str:  # type: ignore[override]
         return self.name.partition(SEPARATOR)[2]
 
     @property
@@ -134,7 +135,10 @@ def _login_principal(context) -> TenantPrincipal | None:
         organizations = subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)
         common_names = subject.get_attributes_for_oid(NameOID.COMMON_NAME)
         if len(organizations) == 1 and len(common_names) == 1:
-            return _principal_or_none(organizations[0].value, common_names[0].value)
+            organization, common_name = organizations[0].value, common_names[0].value
+            # Only an X500 unique identifier's value is bytes: cryptography makes an O's and a CN's str.
+            assert isinstance(organization, str) and isinstance(common_name, str)
+            return _principal_or_none(organization, common_name)
     return None
 
 

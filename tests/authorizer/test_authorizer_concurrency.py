@@ -3,12 +3,15 @@
 import threading
 import time
 
+import pytest
+
 from kafkasec import AclBinding, AclBindingFilter, Action, ResourcePattern, StandardAuthorizer
 from kafkasec.context import AuthorizationResult, RequestContext
 
 ALLOWED = AuthorizationResult.ALLOWED
 
 
+@pytest.mark.slow
 def test_authorize_from_threads_while_acls_change():
     authorizer = StandardAuthorizer()
     topics = [f"t{i}" for i in range(10)]

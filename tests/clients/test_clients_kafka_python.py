@@ -63,6 +63,7 @@ def refused_login(endpoint, user, password, mechanism="SCRAM-SHA-256"):
             pass
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
 def test_scram_login_and_a_wrong_password(endpoint, mechanism):
     with admin_client(endpoint, "admin", mechanism=mechanism) as admin:
@@ -95,6 +96,7 @@ def test_the_refusal_is_sasl_authentication_failed_with_the_servers_message(endp
         assert "invalid credentials with SASL mechanism SCRAM-SHA-512" in str(refused.value)
 
 
+@pytest.mark.slow
 def test_alter_user_scram_credentials_then_login_then_delete(endpoint):
     with admin_client(endpoint, "admin") as admin:
         result = admin.alter_user_scram_credentials(
@@ -230,6 +232,7 @@ def create_token(endpoint, user):
     return run(scenario())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
 def test_token_login_with_kafka_pythons_scram_mechanism(endpoint, mechanism):
     import base64

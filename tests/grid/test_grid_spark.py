@@ -42,6 +42,8 @@ random_acls = st.lists(
     max_size=12,
 )
 
+pytestmark = pytest.mark.slow  # every test here takes several seconds
+
 
 @pytest.fixture(scope="session")
 def spark():

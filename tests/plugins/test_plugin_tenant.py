@@ -321,6 +321,7 @@ def outcome(data):
     return principal
 
 
+@pytest.mark.slow
 @settings(max_examples=2000)
 @given(st.one_of(st.binary(max_size=64), st.binary(max_size=64).map(lambda tail: b"\x54\x4e" + tail)))
 def test_any_bytes_give_a_principal_none_or_error_97(data):

@@ -537,7 +537,10 @@ def test_token_callback_failure_is_an_authentication_failure():
     refused(server, b"n,,n=t,r=abc,tokenauth=true", reason="Authentication failed: Credentials could not be obtained")
 
 
-def test_kafka_error_from_a_callback_fails_the_exchange_unchanged():
+def test_kafka_error_from_a_callback_fails_the_exchange_unchanged(monkeypatch):
+    # A KafkaError subclass registers itself for its code: this one must not outlive the test.
+    monkeypatch.setattr(KafkaError, "_by_code", dict(KafkaError._by_code))
+
     class Throttled(KafkaError):
         default_error_code = KafkaErrorCode.THROTTLING_QUOTA_EXCEEDED
 

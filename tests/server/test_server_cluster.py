@@ -38,6 +38,8 @@ from kafkasec.server import KafkaConnection  # noqa: E402
 
 from server_support import CONFIG, PASSWORDS, add_users, run  # noqa: E402
 
+pytestmark = pytest.mark.slow  # every test here takes several seconds
+
 PROPAGATION_S = 5
 """How long a change may take to reach every node here (measured: milliseconds; see
 benchmarks/README.md). Each test asserts within this bound, and records what it saw."""

@@ -158,6 +158,7 @@ def test_every_served_api_and_version_is_generated_and_answered(endpoint):
     assert asyncio.run(each_once()) == wanted
 
 
+@pytest.mark.slow
 def test_mutated_requests_never_crash_stall_or_bloat_the_endpoint(endpoint):
     ranges = endpoint._apis.ranges
     metadata = wire.build(wire.request_schema(3, 12), topics=None)
