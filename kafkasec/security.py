@@ -34,6 +34,7 @@ from kafkasec.scram.credentials import (
 from kafkasec.scram.server import DEFAULT_FAILED_AUTHENTICATION_DELAY_MS, ScramServer
 from kafkasec.scram.service import ScramService
 from kafkasec.settings import SettingsRegistry, parse_bool, parse_milliseconds
+from kafkasec.store.base import DelegationTokenStore, ScramCredentialStore, StateStore, require_contract
 from kafkasec.store.follower import StateFollower
 from kafkasec.store.records import DelegationTokenRecord, RemoveDelegationTokenRecord
 from kafkasec.store.writer import LocalWriter, StateWriter
@@ -90,6 +91,7 @@ class KafkaSecurity:
         self.store = hook.kafkasec_state_store(security=self, path=state_path)
         if self.store is None:
             raise ValueError(f"no plugin opened a state store for {state_path!r}")
+        require_contract(self.store, StateStore, "kafkasec_state_store")
         self._closed = False
         self._token_sweeper: TokenExpirySweeper | None = None
         self.follower: StateFollower | None = None
@@ -99,7 +101,11 @@ class KafkaSecurity:
                 super_users, allow_everyone_if_no_acl_found, initial_load_complete=False
             )
             self.scram_credential_store = hook.kafkasec_scram_credential_store(security=self)
+            if self.scram_credential_store is not None:
+                require_contract(self.scram_credential_store, ScramCredentialStore, "kafkasec_scram_credential_store")
             token_store = hook.kafkasec_delegation_token_store(security=self)
+            if token_store is not None:
+                require_contract(token_store, DelegationTokenStore, "kafkasec_delegation_token_store")
             self.delegation_tokens = DelegationTokenManager.from_config(
                 self.config, clock=clock, writer=self.writer if token_store is None else self._plugin_token_writer(token_store)
             )

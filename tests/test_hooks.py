@@ -293,3 +293,26 @@ def test_hook_coverage_records_the_hooks_a_plugin_answers_and_not_the_built_ins(
     with KafkaSecurity(plugins=[Audit()]) as security:
         assert security.authorize(RequestContext.for_principal("User:alice"), [read_t()]) == [DENIED]
     assert hook_coverage.exercised == {"kafkasec_authorize"}
+
+
+@pytest.mark.parametrize(
+    "hook, missing",
+    [
+        ("kafkasec_state_store", "close, latest_offset, read_log, snapshot, wait_for_change, write"),
+        ("kafkasec_scram_credential_store", "apply_scram_changes, describe_scram_credentials"),
+        ("kafkasec_delegation_token_store", "apply_delegation_token_changes"),
+    ],
+)
+def test_a_store_that_breaks_its_contract_is_refused_naming_what_it_lacks(hook, missing):
+    class HalfAStore:
+        location = "half"
+
+        def scram_credential(self, user, mechanism):
+            return None
+
+        def load_delegation_tokens(self):
+            return []
+
+    plugin = type("Plugin", (), {hook: hookimpl(lambda self, **_: HalfAStore())})()
+    with pytest.raises(TypeError, match=rf"{hook} returned an object of type HalfAStore.*it lacks {missing}$"):
+        KafkaSecurity(plugins=[plugin])
