@@ -8,8 +8,8 @@ Run on demand (pytest does not collect this directory)::
     python benchmarks/bench_authorizer.py --markdown benchmarks/README.md
 
 Every size runs kafkasec's StandardAuthorizer and the naive scan-every-ACL authorizer of
-``benchmarks/naive.py`` side by side in this one process, on the same ACLs, and checks that
-they give the same answers. See benchmarks/README.md for what each number means.
+``kafkasec/authorizer/reference.py`` side by side in this one process, on the same ACLs,
+and checks that they give the same answers. See benchmarks/README.md for what each number means.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from kafkasec.acl import (  # noqa: E402
     supported_operations,
 )
 from kafkasec.authorizer import StandardAuthorizer  # noqa: E402
+from kafkasec.authorizer.reference import ReferenceAuthorizer  # noqa: E402
 from kafkasec.context import Action, RequestContext  # noqa: E402
 from kafkasec.principals.principal import KafkaPrincipal  # noqa: E402
 
@@ -59,7 +60,6 @@ from authorizer_workload import (  # noqa: E402
     context,
     sanity_actions,
 )
-from naive import NaiveAuthorizer  # noqa: E402
 
 MARK_START = "<!-- bench:results:start -->"
 MARK_END = "<!-- bench:results:end -->"
@@ -247,7 +247,7 @@ def random_differential_check(trials: int, seed: int) -> list[str]:
         }
         ours = StandardAuthorizer()
         ours.create_acls(bindings)
-        naive = NaiveAuthorizer(bindings)
+        naive = ReferenceAuthorizer(bindings)
         for ctx in contexts:
             for resource_type in types:
                 for name in names + ["abcd", "zz"]:
@@ -300,7 +300,7 @@ def run_point(resource_count: int, acl_count: int, deny: float, args, log) -> di
     load_s = (time.perf_counter_ns() - start) / 1e9
     log(f"  load_snapshot: {load_s:.2f}s")
     del workload
-    naive = NaiveAuthorizer(bindings)
+    naive = ReferenceAuthorizer(bindings)
     del bindings
 
     ctx, ctx2 = context(), by_resource_type_context()

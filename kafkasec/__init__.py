@@ -1,4 +1,5 @@
-"""kafkasec: Kafka's security model (ACLs, principals, and more as it lands) in Python."""
+"""kafkasec: Kafka's security model in Python: ACLs and their authorizer, principals, SASL/SCRAM, delegation
+tokens, KIP-590 forwarding, a Kafka-protocol endpoint, and ACL grids in Spark."""
 
 from kafkasec.acl import (
     CLUSTER_NAME,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import weakref
 
 import pluggy
 
@@ -28,10 +29,46 @@ DEFAULT_PLUGINS = (
 )
 
 
-def make_plugin_manager(*, load_entrypoints: bool = True, plugins=()) -> pluggy.PluginManager:
+class PluginManager(pluggy.PluginManager):
+    """pluggy's manager that tells its listeners when a plugin comes or goes, so that every
+    KafkaSecurity sharing it looks again at which hooks have implementations (a hook nobody
+    implements is skipped per request, and must stop being skipped the moment one does)."""
+
+    def __init__(self, project_name: str = "kafkasec"):
+        super().__init__(project_name)
+        self._listeners: list[weakref.WeakMethod] = []
+        self.tracing = False
+        """Whether every hook call is traced (then no call may be skipped)."""
+
+    def add_change_listener(self, method) -> None:
+        """Call the bound ``method`` after every register and unregister, for as long as its
+        object lives."""
+        self._listeners.append(weakref.WeakMethod(method))
+
+    def register(self, plugin, name=None):
+        registered = super().register(plugin, name)
+        self._tell_listeners()
+        return registered
+
+    def unregister(self, plugin=None, name=None):
+        removed = super().unregister(plugin, name)
+        self._tell_listeners()
+        return removed
+
+    def _tell_listeners(self) -> None:
+        alive = []
+        for reference in self._listeners:
+            method = reference()
+            if method is not None:
+                alive.append(reference)
+                method()
+        self._listeners = alive
+
+
+def make_plugin_manager(*, load_entrypoints: bool = True, plugins=()) -> PluginManager:
     """A plugin manager with entry-point plugins (subject to KAFKASEC_LOAD_PLUGINS), then
     ``plugins`` (modules or objects of yours), then the built-ins, checked with check_pending()."""
-    manager = pluggy.PluginManager("kafkasec")
+    manager = PluginManager("kafkasec")
     manager.add_hookspecs(hookspecs)
     if load_entrypoints:
         allowed = os.environ.get("KAFKASEC_LOAD_PLUGINS")
@@ -67,3 +104,6 @@ def enable_tracing(manager: pluggy.PluginManager, write=None) -> None:
     """Write each hook call and its result (to standard error unless ``write`` is given)."""
     manager.trace.root.setwriter(write or (lambda text: sys.stderr.write(text)))
     manager.enable_tracing()
+    if isinstance(manager, PluginManager):
+        manager.tracing = True
+        manager._tell_listeners()

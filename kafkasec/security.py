@@ -113,7 +113,7 @@ class KafkaSecurity:
                 self.delegation_tokens.load_token_snapshot(
                     {info.token_id: (info, key) for info, key in token_store.load_delegation_tokens()}
                 )
-            self.authorization = AuthorizationService(self, hook, self.authorizer)
+            self.authorization = AuthorizationService(self, self.plugin_manager, self.authorizer)
             self.acl_service = AclService(self, hook, self.authorizer, self.writer)
             self.principals = PrincipalService(self, hook)
             self.scram_service = ScramService(
@@ -170,7 +170,8 @@ class KafkaSecurity:
 
     def authorize(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationResult]:
         """One ALLOWED/DENIED per action, as Kafka's ``Authorizer.authorize``."""
-        self._check_open()
+        if self._closed:  # _check_open(), inlined: this is the hottest call of a broker
+            self._check_open()
         return self.authorization.authorize(context, actions)
 
     def explain(self, context: RequestContext, action: Action) -> AuthorizationDecision:

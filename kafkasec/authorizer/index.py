@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from bisect import bisect_left, insort
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple, Sequence
 
 import immutables
 from attrs import field, frozen
@@ -34,6 +34,9 @@ from kafkasec.acl import (
     ResourceType,
 )
 from kafkasec.context import AuthorizationResult
+
+if TYPE_CHECKING:
+    from kafkasec.authorizer.decision import Rule
 
 ALL_OPERATIONS_MASK = sum(1 << op for op in AclOperation)
 
@@ -141,6 +144,13 @@ class PatternEntry:
         return allow, deny
 
 
+def permitted(allow, deny):
+    """Kafka's rule that a DENY beats any ALLOW: of the operations some matching ALLOW grants,
+    those no matching DENY refuses. The one place the rule is written: authorize, authorized
+    operations, explain, who-can and the grid compiler (on numpy arrays of masks) all read it."""
+    return allow & ~deny
+
+
 def combined_masks(entries: Sequence[PatternEntry], principals: Sequence[str], host: str | None) -> tuple[int, int]:
     """(allow, deny) over every applicable pattern: what one request may and may not do there."""
     allow = deny = 0
@@ -165,6 +175,8 @@ class TypeIndex:
         "group_counts",
         "_summaries",
         "by_resource_type_answers",
+        "_permitted",
+        "rules",
     )
 
     def __init__(
@@ -188,6 +200,11 @@ class TypeIndex:
         self._summaries: dict[tuple[tuple[str, str], AclOperation], TypeSummary] = {}
         # authorize_by_resource_type answers per (groups with ACLs, operation), for this snapshot.
         self.by_resource_type_answers: dict[tuple[tuple[tuple[str, str], ...], AclOperation], AuthorizationResult] = {}
+        # permitted_operations answers, for this snapshot of this type: a type's TypeIndex is
+        # replaced whenever one of its ACLs changes, so an answer here is never stale.
+        self._permitted: dict[tuple[tuple[str, ...], str | None, str], int | None] = {}
+        # The rule behind each answer explained or audited in this snapshot (see StandardAuthorizer).
+        self.rules: dict[tuple, Rule] = {}
 
     def carry_over(self, previous: TypeIndex, touched: set[tuple[str, str]], changes) -> None:
         """Bring the previous snapshot's summaries and answers along, so that a change does not
@@ -207,6 +224,21 @@ class TypeIndex:
             for key, answer in previous.by_resource_type_answers.items()
             if not any(group in touched for group in key[0])
         }
+
+    def permitted_operations(self, name: str, principals: tuple[str, ...], host: str | None) -> int | None:
+        """The operations (a mask, bit ``1 << code``) that the ACLs on the resource ``name`` let a
+        request of ``principals`` from ``host`` perform; None when no ACL is on the resource at
+        all (then allow.everyone.if.no.acl.found decides). Remembered per snapshot: a broker's
+        clients ask the same questions again and again."""
+        key = (principals, host, name)
+        try:
+            return self._permitted[key]
+        except KeyError:
+            pass
+        entries = self.matching_entries(name)
+        mask = permitted(*combined_masks(entries, principals, host)) if entries else None
+        remember(self._permitted, key, mask)
+        return mask
 
     def matching_entries(self, name: str) -> list[PatternEntry]:
         """The patterns that apply to the resource ``name``: its literal, ``*``, its prefixes.

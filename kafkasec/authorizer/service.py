@@ -9,12 +9,14 @@ context may do something, and never see the rest of the facade.
 from __future__ import annotations
 
 import functools
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 from kafkasec.acl import AclOperation, ResourcePattern, supported_operations
 from kafkasec.authorizer.decision import AuthorizationDecision
+from kafkasec.authorizer.plugin import BUILTIN_AUTHORIZER_PLUGIN
 from kafkasec.authorizer.standard import Grantee, StandardAuthorizer
 from kafkasec.context import Action, AuthorizationResult, RequestContext
+from kafkasec.plugins import PluginManager
 from kafkasec.principals.principal import KafkaPrincipal
 
 
@@ -37,21 +39,49 @@ def _operation_actions(resource_pattern: ResourcePattern) -> tuple[list[AclOpera
 
 
 class AuthorizationService:
-    """The decisions of one node. ``security`` is only what the hooks are called with."""
+    """The decisions of one node. ``security`` is only what the hooks are called with.
 
-    def __init__(self, security, hook, authorizer: StandardAuthorizer):
+    When the standard authorizer is the only answer to ``kafkasec_authorize`` (no plugin
+    decides or wraps) and nobody audits, the plugins cannot change or observe an answer:
+    authorize and authorized operations then go straight to the ACL index, with the same
+    results and no decision records. Otherwise every batch goes through the hooks.
+    """
+
+    def __init__(self, security, plugin_manager, authorizer: StandardAuthorizer):
         self._security = security
-        self._hook = hook
+        self._plugin_manager = plugin_manager
+        self._hook = plugin_manager.hook
         self.authorizer = authorizer
         self._audits = False
+        self.direct = False
+        """Whether questions go straight to the index (see the class docstring)."""
+        self._standard_decides = False
+        self.authorize: Callable[[RequestContext, Sequence[Action]], list[AuthorizationResult]]
+        self.authorize = self._authorize_through_plugins
+        """One ALLOWED/DENIED per action, as Kafka's ``Authorizer.authorize``: the index's own
+        method or the hooks, chosen by plugins_changed rather than tested per call."""
+        # A plain pluggy manager of the embedder's says nothing when plugins change: then every
+        # question goes through the hooks, as it must if a plugin may appear unannounced.
+        self._told_of_changes = isinstance(plugin_manager, PluginManager)
+        if self._told_of_changes:
+            plugin_manager.add_change_listener(self.plugins_changed)
 
     def plugins_changed(self) -> None:
         """Look again at which hooks have implementations. Hooks nobody implements cost nothing
-        per request: principal expansion and audit are skipped when no plugin has them."""
+        per request: principal expansion and audit are skipped when no plugin has them, and
+        the authorize hook when only the standard authorizer answers it."""
         hook = self._hook
         expands = bool(hook.kafkasec_expand_principal.get_hookimpls())
         self.authorizer.principal_expander = self._expand_principal if expands else None
         self._audits = bool(hook.kafkasec_audit.get_hookimpls())
+        deciders = hook.kafkasec_authorize.get_hookimpls()
+        only_standard = [impl.plugin_name for impl in deciders] == [BUILTIN_AUTHORIZER_PLUGIN]
+        tracing = getattr(self._plugin_manager, "tracing", False)
+        # Only the standard authorizer decides: ask it, not the hook (whose call is most of the cost).
+        self._standard_decides = self._told_of_changes and only_standard and not tracing
+        self.direct = self._standard_decides and not self._audits
+        # Bound here, not tested per call: the answer for every request until plugins change.
+        self.authorize = self.authorizer.authorize if self.direct else self._authorize_through_plugins
 
     def _expand_principal(self, principal: KafkaPrincipal, context: RequestContext) -> list[KafkaPrincipal]:
         groups: list[KafkaPrincipal] = []
@@ -62,7 +92,10 @@ class AuthorizationService:
     def decide(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationDecision]:
         """Decisions with provenance for ``actions``; each batch reaches the audit hook."""
         actions = list(actions)
-        decisions = self._hook.kafkasec_authorize(security=self._security, context=context, actions=actions)
+        if self._standard_decides:
+            decisions = self.authorizer.decide(context, actions)
+        else:
+            decisions = self._hook.kafkasec_authorize(security=self._security, context=context, actions=actions)
         if decisions is None or len(decisions) != len(actions):
             raise RuntimeError(
                 f"the authorizer plugins answered {None if decisions is None else len(decisions)} "
@@ -72,8 +105,7 @@ class AuthorizationService:
             self._hook.kafkasec_audit(security=self._security, context=context, decisions=decisions)
         return decisions
 
-    def authorize(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationResult]:
-        """One ALLOWED/DENIED per action, as Kafka's ``Authorizer.authorize``."""
+    def _authorize_through_plugins(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationResult]:
         return [decision.result for decision in self.decide(context, actions)]
 
     def is_allowed(self, context: RequestContext, operation, resource_pattern: ResourcePattern) -> bool:
@@ -84,7 +116,10 @@ class AuthorizationService:
         self, context: RequestContext, resource_patterns: Sequence[ResourcePattern]
     ) -> list[frozenset[AclOperation]]:
         """KIP-430 for each pattern, as a Kafka broker computes it: every supported operation
-        authorized without audit logging, all patterns asked of the plugins in one batch."""
+        authorized without audit logging, all patterns asked of the plugins in one batch (or
+        of the index, each resource's ACLs read once, when no plugin can change the answer)."""
+        if self.direct:
+            return self.authorizer.authorized_operations_many(context, resource_patterns)
         asked = [_operation_actions(pattern) for pattern in resource_patterns]
         results = iter(self.authorize(context, [action for _, actions in asked for action in actions]))
         allowed = AuthorizationResult.ALLOWED

@@ -28,6 +28,7 @@ from kafkasec.acl import (
 )
 from kafkasec.authorizer.decision import AuthorizationDecision, Rule, RuleKind
 from kafkasec.authorizer.index import (
+    ALL_OPERATIONS_MASK,
     EMPTY_INDEX,
     AclIndex,
     StoredAcl,
@@ -36,6 +37,7 @@ from kafkasec.authorizer.index import (
     combined_masks,
     gc_paused,
     has_undominated_allow,
+    permitted,
     remember,
 )
 from kafkasec.authorizer.validation import validate_filter, validate_new_acl
@@ -154,7 +156,7 @@ class StandardAuthorizer:
     def principal_keys(self, context: RequestContext, own: str | None = None) -> tuple[str, ...]:
         """The ACL principals that apply to the request: its own, ``User:*``, and its groups."""
         if own is None:
-            own = f"{context.principal.principal_type}:{context.principal.name}"
+            own = context.acl_principal
         if self.principal_expander is None:
             return (own,) if own == WILDCARD_PRINCIPAL else (own, WILDCARD_PRINCIPAL)
         keys = dict.fromkeys((own, WILDCARD_PRINCIPAL))
@@ -162,15 +164,15 @@ class StandardAuthorizer:
             keys[str(group)] = None
         return tuple(keys)
 
-    def _acl_principal(self, context: RequestContext) -> str | None:
-        """The request's principal as ACLs name it, or None for a super user (who skips the
-        ACLs); anyone else before the initial load completes gets AuthorizerNotReadyError."""
-        own = f"{context.principal.principal_type}:{context.principal.name}"
+    def _acl_principals(self, context: RequestContext) -> tuple[str, ...] | None:
+        """The ACL principals of the request, or None for a super user (who skips the ACLs);
+        anyone else before the initial load completes gets AuthorizerNotReadyError."""
+        own = context.acl_principal
         if own in self.super_users:
             return None
         if not self._loading_complete:
             raise AuthorizerNotReadyError()
-        return own
+        return self.principal_keys(context, own)
 
     def authorize(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationResult]:
         """One result per action, as Kafka's ``Authorizer.authorize``.
@@ -178,36 +180,33 @@ class StandardAuthorizer:
         Raises AuthorizerNotReadyError for a non-super user before the initial load completes.
         """
         if not actions:
-            return []
-        own = self._acl_principal(context)
-        if own is None:
+            return []  # as Kafka: nothing asked, nothing refused, even before the initial load
+        keys = self._acl_principals(context)
+        if keys is None:
             return [ALLOWED] * len(actions)
-        keys = self.principal_keys(context, own)
-        host = context.client_address
-        types = self._index.types
-        default = ALLOWED if self.allow_everyone_if_no_acl_found else DENIED
+        return self._answers(self._index, keys, context.client_address, actions)
+
+    def _answers(
+        self, index: AclIndex, keys: tuple[str, ...], host: str, actions: Sequence[Action]
+    ) -> list[AuthorizationResult]:
+        """Kafka's answer to each action, all read from one snapshot."""
+        types = index.types
+        no_acl = self._no_acl_result
         results = []
         for action in actions:
             pattern = action.resource_pattern
             type_index = types.get(pattern.resource_type)
-            if type_index is None:
-                results.append(default)
-                continue
-            entries = type_index.matching_entries(pattern.name)
-            if not entries:
-                results.append(default)
-                continue
-            bit = 1 << action.operation
-            allowed = False
-            for entry in entries:
-                allow, deny = entry.masks(keys, host)
-                if deny & bit:
-                    allowed = False
-                    break
-                if allow & bit:
-                    allowed = True
-            results.append(ALLOWED if allowed else DENIED)
+            mask = None if type_index is None else type_index.permitted_operations(pattern.name, keys, host)
+            if mask is None:
+                results.append(no_acl)
+            else:
+                results.append(ALLOWED if mask >> action.operation & 1 else DENIED)
         return results
+
+    @property
+    def _no_acl_result(self) -> AuthorizationResult:
+        """Kafka's rule for a resource without any ACL: allow.everyone.if.no.acl.found."""
+        return ALLOWED if self.allow_everyone_if_no_acl_found else DENIED
 
     def authorized_operations(
         self, context: RequestContext, resource_pattern: ResourcePattern
@@ -216,21 +215,31 @@ class StandardAuthorizer:
 
         One pass over the patterns that apply, not one authorize per operation.
         """
-        supported = supported_operations(resource_pattern.resource_type)
-        if resource_pattern.pattern_type is not PatternType.LITERAL:
-            raise ValueError(
-                "authorized operations are asked of one resource: its pattern must be LITERAL, "
-                f"not {resource_pattern.pattern_type.name}"
-            )
-        own = self._acl_principal(context)
-        if own is None:
-            return supported
-        type_index = self._index.types.get(resource_pattern.resource_type)
-        entries = [] if type_index is None else type_index.matching_entries(resource_pattern.name)
-        if not entries:
-            return supported if self.allow_everyone_if_no_acl_found else frozenset()
-        allow, deny = combined_masks(entries, self.principal_keys(context, own), context.client_address)
-        return operations_in_mask(resource_pattern.resource_type, allow & ~deny)
+        return self.authorized_operations_many(context, [resource_pattern])[0]
+
+    def authorized_operations_many(
+        self, context: RequestContext, resource_patterns: Sequence[ResourcePattern]
+    ) -> list[frozenset[AclOperation]]:
+        """KIP-430 for each pattern (a Metadata answer over many topics): the request's
+        principals are resolved once, and each resource's ACLs once for all its operations."""
+        for pattern in resource_patterns:
+            if pattern.pattern_type is not PatternType.LITERAL:
+                raise ValueError(
+                    "authorized operations are asked of one resource: its pattern must be LITERAL, "
+                    f"not {pattern.pattern_type.name}"
+                )
+        keys = self._acl_principals(context)
+        if keys is None:
+            return [supported_operations(pattern.resource_type) for pattern in resource_patterns]
+        host, types = context.client_address, self._index.types
+        answers = []
+        for pattern in resource_patterns:
+            type_index = types.get(pattern.resource_type)
+            mask = None if type_index is None else type_index.permitted_operations(pattern.name, keys, host)
+            if mask is None:
+                mask = ALL_OPERATIONS_MASK if self.allow_everyone_if_no_acl_found else 0
+            answers.append(operations_in_mask(pattern.resource_type, mask))
+        return answers
 
     def authorize_by_resource_type(
         self, context: RequestContext, operation: AclOperation | str | int, resource_type: ResourceType | str | int
@@ -281,34 +290,48 @@ class StandardAuthorizer:
         return answer
 
     def decide(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationDecision]:
-        """Like :meth:`authorize`, with the rule that decided each action (its provenance)."""
+        """Like :meth:`authorize`, with the rule that decided each action (its provenance). The
+        results come from the same lookup as authorize(); which ACL decided is looked up only
+        when a decision's ``rule`` is read."""
         if not actions:
             return []
-        own = self._acl_principal(context)
-        if own is None:
+        keys = self._acl_principals(context)
+        if keys is None:
             rule = Rule(RuleKind.SUPER_USER, description=f"{context.principal} is a super user")
             return [AuthorizationDecision(action, ALLOWED, rule) for action in actions]
-        keys = self.principal_keys(context, own)
-        hosts = dict.fromkeys((context.client_address, WILDCARD_HOST))
-        types = self._index.types  # one snapshot for the whole batch, as authorize() reads
-        return [self._decide_one(types, keys, hosts, action) for action in actions]
+        index, host = self._index, context.client_address
+        results = self._answers(index, keys, host, actions)
+        return [
+            AuthorizationDecision(action, result, find_rule=functools.partial(self._rule, index, keys, host, action))
+            for action, result in zip(actions, results)
+        ]
 
-    def _decide_one(self, types, keys, hosts, action: Action) -> AuthorizationDecision:
+    def _rule(self, index: AclIndex, keys: tuple[str, ...], host: str, action: Action) -> Rule:
+        """The rule behind the answer to ``action`` in snapshot ``index``: the first DENY ACL
+        that refuses it, else the first ALLOW ACL that grants it, else the default rule."""
         pattern = action.resource_pattern
-        type_index = types.get(pattern.resource_type)
-        entries = [] if type_index is None else type_index.matching_entries(pattern.name)
+        type_index = index.types.get(pattern.resource_type)
+        if type_index is None:
+            return _NO_ACL_FOUND_RULES[self.allow_everyone_if_no_acl_found]
+        key = (keys, host, pattern.name, action.operation)
+        rule = type_index.rules.get(key)
+        if rule is None:
+            rule = self._find_rule(type_index, keys, host, action)
+            remember(type_index.rules, key, rule)
+        return rule
+
+    def _find_rule(self, type_index: TypeIndex, keys: tuple[str, ...], host: str, action: Action) -> Rule:
+        entries = type_index.matching_entries(action.resource_pattern.name)
         if not entries:
-            result = ALLOWED if self.allow_everyone_if_no_acl_found else DENIED
-            return AuthorizationDecision(action, result, _NO_ACL_FOUND_RULES[self.allow_everyone_if_no_acl_found])
-        # The answer comes from the same bitmasks as authorize(); only then is the ACL that
-        # gave it looked up, and only among the entries of the deciding permission.
+            return _NO_ACL_FOUND_RULES[self.allow_everyone_if_no_acl_found]
         bit = 1 << action.operation
-        allow, deny = combined_masks(entries, keys, next(iter(hosts)))
+        allow, deny = combined_masks(entries, keys, host)
+        hosts = dict.fromkeys((host, WILDCARD_HOST))
         if deny & bit:
-            return AuthorizationDecision(action, DENIED, Rule(RuleKind.DENY_ACL, _deciding_acl(entries, keys, hosts, bit, 1)))
-        if allow & bit:
-            return AuthorizationDecision(action, ALLOWED, Rule(RuleKind.ALLOW_ACL, _deciding_acl(entries, keys, hosts, bit, 0)))
-        return AuthorizationDecision(action, DENIED, _NO_MATCHING_ACL_RULE)
+            return Rule(RuleKind.DENY_ACL, _deciding_acl(entries, keys, hosts, bit, 1))
+        if permitted(allow, deny) & bit:
+            return Rule(RuleKind.ALLOW_ACL, _deciding_acl(entries, keys, hosts, bit, 0))
+        return _NO_MATCHING_ACL_RULE
 
     def explain(self, context: RequestContext, action: Action) -> AuthorizationDecision:
         """The decision for one action and the ACL or default rule behind it."""
@@ -328,8 +351,7 @@ class StandardAuthorizer:
             return tuple(grantees)
 
         def allowed(keys, host):
-            allow, deny = combined_masks(entries, keys, host)
-            return bool(allow & bit) and not deny & bit
+            return bool(permitted(*combined_masks(entries, keys, host)) & bit)
 
         named = sorted(
             {p for entry in entries for p in entry.grants} - {WILDCARD_PRINCIPAL} - self.super_users

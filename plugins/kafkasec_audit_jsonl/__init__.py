@@ -64,12 +64,33 @@ def record_fields(context, decision) -> dict:
     }
 
 
+def fold_key(context, decision) -> tuple:
+    """What record_fields says, as values that compare cheaply: two decisions with equal keys
+    have equal fields, and fold. The fields themselves are made only when a run starts."""
+    rule = decision.rule
+    return (
+        context.principal,
+        context.client_address,
+        context.listener_name,
+        context.request_type,
+        context.client_id,
+        context.forwarding_principal,
+        decision.action.operation,
+        decision.action.resource_pattern,
+        decision.result,
+        rule.kind,
+        rule.acl,
+        decision.authorizer,
+    )
+
+
 class _Run:
     """Identical records seen one after another: written as one line when the run ends."""
 
-    __slots__ = ("fields", "started", "first_time", "last_time", "count")
+    __slots__ = ("key", "fields", "started", "first_time", "last_time", "count")
 
-    def __init__(self, fields: dict, wall_time: float, started: float):
+    def __init__(self, key: tuple, fields: dict, wall_time: float, started: float):
+        self.key = key
         self.fields = fields
         self.started = started  # monotonic, for the fold window
         self.first_time = self.last_time = wall_time
@@ -103,19 +124,20 @@ class JsonlAuditLog:
         self._lock = threading.Lock()
         self._run: _Run | None = None
 
-    def record(self, fields: dict) -> None:
-        """Fold ``fields`` into the current run, or end that run and start another."""
+    def record(self, context, decision) -> None:
+        """Fold the decision into the current run, or end that run and start another."""
+        key = fold_key(context, decision)
         with self._lock:
             if self._file.closed:
                 raise ValueError(f"the audit log {self.path!r} is closed; a decision would be lost")
             wall_time, tick = time(), monotonic()
             run = self._run
-            if run is not None and run.fields == fields and tick - run.started < self.fold:
+            if run is not None and run.key == key and tick - run.started < self.fold:
                 run.count += 1
                 run.last_time = wall_time
                 return
             self._end_run()
-            self._run = _Run(fields, wall_time, tick)
+            self._run = _Run(key, record_fields(context, decision), wall_time, tick)
             if not self.fold:
                 self._end_run()
 
@@ -150,7 +172,7 @@ class _Auditor:
             return
         for decision in decisions:
             if is_recorded(decision):
-                self.log.record(record_fields(context, decision))
+                self.log.record(context, decision)
 
 
 @hookimpl

@@ -1,7 +1,9 @@
-"""A naive authorizer: one plain list of AclBindings, every question answered by scanning it.
+"""The reference authorizer: one plain list of AclBindings, every question answered by scanning it.
 
-This is the baseline the compiled index is measured against. It is written straight from
-Kafka's rules, with no index, no bitmasks and no caching:
+The oracle the compiled index is checked against (the property tests) and measured against
+(the benchmarks), and one you can check a port or a plugin against. It is written straight
+from Kafka's StandardAuthorizerData and the default Authorizer.authorizeByResourceType, with
+no index, no bitmasks and no caching:
 
 * an ACL applies to a request if its principal is the request's or ``User:*`` and its host is
   ``*`` or the client address;
@@ -16,7 +18,7 @@ Kafka's rules, with no index, no bitmasks and no caching:
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from kafkasec.acl import (
     WILDCARD_HOST,
@@ -40,6 +42,7 @@ IMPLIES_DESCRIBE_CONFIGS = {AclOperation.ALTER_CONFIGS}
 
 
 def pattern_matches(pattern: ResourcePattern, resource_type: ResourceType, name: str) -> bool:
+    """Whether an ACL on ``pattern`` is on the resource ``name`` of ``resource_type``."""
     if pattern.resource_type != resource_type:
         return False
     if pattern.pattern_type == PatternType.LITERAL:
@@ -50,6 +53,7 @@ def pattern_matches(pattern: ResourcePattern, resource_type: ResourceType, name:
 
 
 def operation_matches(binding: AclBinding, operation: AclOperation) -> bool:
+    """Whether the ACL speaks of ``operation``: the same, ALL, or (for an ALLOW) one implying it."""
     acl_operation = binding.entry.operation
     if acl_operation == ALL or acl_operation == operation:
         return True
@@ -61,16 +65,21 @@ def operation_matches(binding: AclBinding, operation: AclOperation) -> bool:
     return False
 
 
-class NaiveAuthorizer:
+class ReferenceAuthorizer:
+    """Kafka's rules by a scan of every ACL. ``groups`` maps a principal (``User:alice``) to
+    the principals whose ACLs also apply to it, as the kafkasec_expand_principal hook does."""
+
     def __init__(
         self,
         bindings: Iterable[AclBinding] = (),
         super_users: Iterable[str] = (),
         allow_everyone_if_no_acl_found: bool = False,
+        groups: Mapping[str, Iterable[str]] | None = None,
     ):
         self.bindings: list[AclBinding] = list(bindings)
         self.super_users = frozenset(super_users)
         self.allow_everyone_if_no_acl_found = allow_everyone_if_no_acl_found
+        self.groups = {principal: tuple(of) for principal, of in (groups or {}).items()}
 
     def add(self, binding: AclBinding) -> None:
         if binding not in self.bindings:
@@ -82,9 +91,9 @@ class NaiveAuthorizer:
     def acls(self) -> list[AclBinding]:
         return list(self.bindings)
 
-    @staticmethod
-    def _principals(context: RequestContext) -> set[str]:
-        return {str(context.principal), WILDCARD_PRINCIPAL}
+    def _principals(self, context: RequestContext) -> set[str]:
+        own = str(context.principal)
+        return {own, WILDCARD_PRINCIPAL, *self.groups.get(own, ())}
 
     def _applicable(self, resource_type: ResourceType, name: str) -> list[AclBinding]:
         """The ACLs on the resource, whoever they are for (one scan of every ACL)."""
@@ -131,6 +140,11 @@ class NaiveAuthorizer:
             if self._decide(on_resource, principals, context.client_address, op) is ALLOWED
         )
 
+    def authorized_operations_many(
+        self, context: RequestContext, resource_patterns: Sequence[ResourcePattern]
+    ) -> list[frozenset[AclOperation]]:
+        return [self.authorized_operations(context, pattern) for pattern in resource_patterns]
+
     def authorize_by_resource_type(
         self, context: RequestContext, operation: AclOperation, resource_type: ResourceType
     ) -> AuthorizationResult:
@@ -138,8 +152,11 @@ class NaiveAuthorizer:
         probe = Action(operation, ResourcePattern(resource_type, "hardcode"), 0, True, False)
         if self.authorize(context, [probe])[0] is ALLOWED:
             return ALLOWED
-        principal, host = str(context.principal), context.client_address
-        deny_literal, deny_prefixed, allow_literal, allow_prefixed = set(), set(), set(), set()
+        principals, host = self._principals(context), context.client_address
+        deny_literal: set[str] = set()
+        deny_prefixed: set[str] = set()
+        allow_literal: set[str] = set()
+        allow_prefixed: set[str] = set()
         has_wildcard_allow = False
         for binding in self.bindings:
             pattern, entry = binding.pattern, binding.entry
@@ -147,7 +164,7 @@ class NaiveAuthorizer:
                 continue
             if entry.host != host and entry.host != WILDCARD_HOST:
                 continue
-            if entry.principal != principal and entry.principal != WILDCARD_PRINCIPAL:
+            if entry.principal not in principals:
                 continue
             if entry.operation != operation and entry.operation != ALL:
                 continue
