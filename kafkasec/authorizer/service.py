@@ -90,7 +90,9 @@ class AuthorizationService:
         return groups
 
     def decide(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationDecision]:
-        """Decisions with provenance for ``actions``; each batch reaches the audit hook."""
+        """Decisions with provenance for ``actions``; a batch reaches the audit hook when one
+        of its actions asks to be logged (Kafka's KIP-430 checks ask for neither, and Kafka's
+        authorizer logs nothing of them)."""
         actions = list(actions)
         if self._standard_decides:
             decisions = self.authorizer.decide(context, actions)
@@ -101,7 +103,7 @@ class AuthorizationService:
                 f"the authorizer plugins answered {None if decisions is None else len(decisions)} "
                 f"decisions for {len(actions)} actions"
             )
-        if self._audits:
+        if self._audits and any(action.log_if_allowed or action.log_if_denied for action in actions):
             self._hook.kafkasec_audit(security=self._security, context=context, decisions=decisions)
         return decisions
 
@@ -118,7 +120,7 @@ class AuthorizationService:
         """KIP-430 for each pattern, as a Kafka broker computes it: every supported operation
         authorized without audit logging, all patterns asked of the plugins in one batch (or
         of the index, each resource's ACLs read once, when no plugin can change the answer)."""
-        if self.direct:
+        if self._standard_decides:  # and these questions ask for no audit: see decide()
             return self.authorizer.authorized_operations_many(context, resource_patterns)
         asked = [_operation_actions(pattern) for pattern in resource_patterns]
         results = iter(self.authorize(context, [action for _, actions in asked for action in actions]))

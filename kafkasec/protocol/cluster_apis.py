@@ -1,6 +1,6 @@
 """Metadata, DescribeCluster, FindCoordinator and DescribeGroups, authorized as Kafka's KafkaApis does.
 
-These answer from a :class:`~kafkasec.server.catalogue.Catalogue` and from the endpoint's own
+These answer from a :class:`~kafkasec.protocol.catalogue.Catalogue` and from the endpoint's own
 node, which leads every partition, coordinates every group and is the ``controller_id`` clients
 send admin requests to. What security decides follows Kafka:
 
@@ -25,15 +25,13 @@ import itertools
 import uuid
 from typing import Iterator
 
-from attrs import field, frozen, validators
-
 from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType, operations_to_bitfield
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import InvalidRequestError, KafkaErrorCode
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.protocol.catalogue import INTERNAL_TOPICS, NO_NODE, Catalogue, Group, Node, Topic, topic_name_problem
 from kafkasec.protocol.errors import ApiError
-from kafkasec.server.catalogue import INTERNAL_TOPICS, Catalogue, Group, Topic, topic_name_problem
 
 METADATA, FIND_COORDINATOR = ApiKey.METADATA, ApiKey.FIND_COORDINATOR
 DESCRIBE_GROUPS, DESCRIBE_CLUSTER = ApiKey.DESCRIBE_GROUPS, ApiKey.DESCRIBE_CLUSTER
@@ -44,20 +42,6 @@ BROKER_ENDPOINT = 1  # DescribeCluster's endpoint_type for brokers (2 is control
 _GROUP_KEY, _TRANSACTION_KEY, _SHARE_KEY = 0, 1, 2
 _CLUSTER = ResourcePattern(ResourceType.CLUSTER, CLUSTER_NAME)
 _ZERO_UUID = uuid.UUID(int=0)
-
-
-@frozen
-class Node:
-    """A node as clients see it: its id and the address of the listener they came in by."""
-
-    node_id: int = field(validator=[validators.instance_of(int), validators.ge(-1)])
-    host: str = field(validator=validators.instance_of(str))
-    port: int = field(validator=[validators.instance_of(int), validators.ge(-1)])
-    rack: str | None = field(default=None, validator=validators.optional(validators.instance_of(str)))
-
-
-NO_NODE = Node(-1, "", -1)
-"""Kafka's ``Node.noNode()``: where a refused FindCoordinator points."""
 
 
 def _topic_error(topic_type, name: str, code: KafkaErrorCode, operations: int, *, is_internal: bool = False):

@@ -7,9 +7,8 @@ forwarding admin writes to a controller (:class:`ControllerLink`) when it is a b
 Needs the ``wire`` extra.
 """
 
-from kafkasec.protocol.cluster_apis import Node
+from kafkasec.protocol.catalogue import Catalogue, Group, GroupMember, Node, Topic
 from kafkasec.server.authenticator import Authenticator, AuthenticatorState, Reply
-from kafkasec.server.catalogue import Catalogue, Group, GroupMember, Topic
 from kafkasec.server.client import KafkaConnection
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.endpoint import Endpoint

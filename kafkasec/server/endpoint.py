@@ -51,11 +51,11 @@ from kafkasec.principals.authentication import PlaintextAuthenticationContext
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.api_versions import answer_api_versions
-from kafkasec.protocol.cluster_apis import ClusterRequests, Node
+from kafkasec.protocol.catalogue import Catalogue, Node
+from kafkasec.protocol.cluster_apis import ClusterRequests
 from kafkasec.protocol.forwarding import EnvelopeAction, open_envelope, privileged_listeners
 from kafkasec.protocol.registry import ApiHandlers
 from kafkasec.server.authenticator import SCRAM_MECHANISMS, Authenticator, answer_after_login
-from kafkasec.server.catalogue import Catalogue
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.limits import SMALL_FRAME_BYTES, ConnectionQuotas, LimitExceeded, UnauthenticatedBytes
 from kafkasec.settings import parse_count, parse_milliseconds

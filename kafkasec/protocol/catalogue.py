@@ -128,3 +128,17 @@ class Catalogue:
     def from_file(cls, path: str) -> Catalogue:
         with open(path, encoding="utf-8") as file:
             return cls.from_json(file.read())
+
+
+@frozen
+class Node:
+    """A node as clients see it: its id and the address of the listener they came in by."""
+
+    node_id: int = field(validator=[validators.instance_of(int), validators.ge(-1)])
+    host: str = field(validator=validators.instance_of(str))
+    port: int = field(validator=[validators.instance_of(int), validators.ge(-1)])
+    rack: str | None = field(default=None, validator=validators.optional(validators.instance_of(str)))
+
+
+NO_NODE = Node(-1, "", -1)
+"""Kafka's ``Node.noNode()``: where a refused FindCoordinator points."""
