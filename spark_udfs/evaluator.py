@@ -39,7 +39,7 @@ from kafkasec.acl import (
     operations_to_bitfield,
     supported_operations,
 )
-from kafkasec.authorizer.index import AclIndex
+from kafkasec.authorizer.index import AclIndex, permitted
 from kafkasec.authorizer.standard import StandardAuthorizer
 
 _NO_HOST = -1
@@ -154,7 +154,7 @@ class CompiledAcls:
             first = starts[has_acls]
             row_allow = np.bitwise_or.reduceat(allow, first)
             row_deny = np.bitwise_or.reduceat(deny, first)
-            result[has_acls] = row_allow & ~row_deny & supported[has_acls]
+            result[has_acls] = permitted(row_allow, row_deny) & supported[has_acls]
         if self.allow_everyone_if_no_acl_found:
             result[~has_acls] = supported[~has_acls]
         result[is_super] = supported[is_super]

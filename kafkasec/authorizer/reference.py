@@ -65,6 +65,21 @@ def operation_matches(binding: AclBinding, operation: AclOperation) -> bool:
     return False
 
 
+def acl_verdict(
+    binding: AclBinding, principals: set[str], host: str, operation: AclOperation
+) -> AclPermissionType | None:
+    """Kafka's findResult for one ACL already known to be on the resource: ALLOW or DENY when
+    it applies to the request (its principal, host and operation), None when it does not."""
+    entry = binding.entry
+    if entry.principal not in principals:
+        return None
+    if entry.host != WILDCARD_HOST and entry.host != host:
+        return None
+    if not operation_matches(binding, operation):
+        return None
+    return entry.permission_type
+
+
 class ReferenceAuthorizer:
     """Kafka's rules by a scan of every ACL. ``groups`` maps a principal (``User:alice``) to
     the principals whose ACLs also apply to it, as the kafkasec_expand_principal hook does."""
@@ -102,20 +117,10 @@ class ReferenceAuthorizer:
     def _decide(self, on_resource: list[AclBinding], principals, host, operation) -> AuthorizationResult:
         if not on_resource:
             return ALLOWED if self.allow_everyone_if_no_acl_found else DENIED
-        allowed = False
-        for binding in on_resource:
-            entry = binding.entry
-            if entry.principal not in principals:
-                continue
-            if entry.host != WILDCARD_HOST and entry.host != host:
-                continue
-            if not operation_matches(binding, operation):
-                continue
-            if entry.permission_type == DENY:
-                return DENIED
-            if entry.permission_type == ALLOW:
-                allowed = True
-        return ALLOWED if allowed else DENIED
+        verdicts = {acl_verdict(binding, principals, host, operation) for binding in on_resource}
+        if DENY in verdicts:
+            return DENIED
+        return ALLOWED if ALLOW in verdicts else DENIED
 
     def authorize(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationResult]:
         if str(context.principal) in self.super_users:

@@ -21,9 +21,8 @@ from kafkasec import (
     RuleKind,
     StandardAuthorizer,
 )
+from kafkasec.authorizer.reference import ReferenceAuthorizer, acl_verdict, pattern_matches
 from kafkasec.context import RequestContext
-
-import reference_model as ref
 
 NAME_ALPHABET = "ab!*"
 names = st.text(NAME_ALPHABET, min_size=1, max_size=3)
@@ -69,6 +68,23 @@ configs = st.tuples(st.sampled_from([(), ("User:admin",), ("User:*",)]), st.bool
 reference_settings = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+def reference_allows(acls, super_users, allow_everyone, principal, host, op, resource_type, name) -> bool:
+    reference = ReferenceAuthorizer(acls, super_users, allow_everyone)
+    action = Action(op, ResourcePattern(resource_type, name))
+    return reference.authorize(RequestContext.for_principal(principal, host), [action]) == [AuthorizationResult.ALLOWED]
+
+
+def reference_operations(acls, super_users, allow_everyone, principal, host, resource_type, name):
+    reference = ReferenceAuthorizer(acls, super_users, allow_everyone)
+    return reference.authorized_operations(RequestContext.for_principal(principal, host), ResourcePattern(resource_type, name))
+
+
+def reference_allows_by_type(acls, super_users, allow_everyone, principal, host, op, resource_type) -> bool:
+    reference = ReferenceAuthorizer(acls, super_users, allow_everyone)
+    context = RequestContext.for_principal(principal, host)
+    return reference.authorize_by_resource_type(context, op, resource_type) is AuthorizationResult.ALLOWED
+
+
 def build(acls, super_users, allow_everyone):
     authorizer = StandardAuthorizer(super_users, allow_everyone)
     results = authorizer.create_acls(acls)
@@ -83,7 +99,7 @@ def test_authorize_matches_reference(acls_asked, config):
     super_users, allow_everyone = config
     authorizer = build(acls, super_users, allow_everyone)
     for principal, host, op, resource_type, name in asked:
-        expected = ref.authorize(acls, super_users, allow_everyone, principal, host, op, resource_type, name)
+        expected = reference_allows(acls, super_users, allow_everyone, principal, host, op, resource_type, name)
         context = RequestContext.for_principal(principal, host)
         action = Action(op, ResourcePattern(resource_type, name))
         [result] = authorizer.authorize(context, [action])
@@ -92,10 +108,9 @@ def test_authorize_matches_reference(acls_asked, config):
         assert decision.result is result
         if decision.rule.kind in (RuleKind.ALLOW_ACL, RuleKind.DENY_ACL):
             # The ACL named must itself give that answer for this request.
-            entry = decision.rule.acl.binding.entry
-            verdict = ref.acl_result(entry, {principal, "User:*"}, host, op)
+            verdict = acl_verdict(decision.rule.acl.binding, {principal, "User:*"}, host, op)
             assert verdict == (AclPermissionType.ALLOW if decision.allowed else AclPermissionType.DENY)
-            assert ref.pattern_applies(decision.rule.acl.binding.pattern, resource_type, name)
+            assert pattern_matches(decision.rule.acl.binding.pattern, resource_type, name)
 
 
 @reference_settings
@@ -105,7 +120,7 @@ def test_authorized_operations_matches_reference(acls_asked, config):
     super_users, allow_everyone = config
     authorizer = build(acls, super_users, allow_everyone)
     for principal, host, _op, resource_type, name in asked:
-        expected = ref.authorized_operations(acls, super_users, allow_everyone, principal, host, resource_type, name)
+        expected = reference_operations(acls, super_users, allow_everyone, principal, host, resource_type, name)
         got = authorizer.authorized_operations(RequestContext.for_principal(principal, host), ResourcePattern(resource_type, name))
         assert got == expected
 
@@ -121,7 +136,7 @@ def test_authorized_operations_of_many_resources_in_one_batch_match_reference(ac
         for principal, host, _op, _resource_type, _name in asked:
             patterns = [ResourcePattern(resource_type, name) for _, _, _, resource_type, name in asked]
             expected = [
-                ref.authorized_operations(acls, super_users, allow_everyone, principal, host, pattern.resource_type, pattern.name)
+                reference_operations(acls, super_users, allow_everyone, principal, host, pattern.resource_type, pattern.name)
                 for pattern in patterns
             ]
             assert security.authorized_operations_many(RequestContext.for_principal(principal, host), patterns) == expected
@@ -134,7 +149,7 @@ def test_authorize_by_resource_type_matches_reference(acls_asked, config):
     super_users, allow_everyone = config
     authorizer = build(acls, super_users, allow_everyone)
     for principal, host, op, resource_type, _name in asked:
-        expected = ref.authorize_by_resource_type(acls, super_users, allow_everyone, principal, host, op, resource_type)
+        expected = reference_allows_by_type(acls, super_users, allow_everyone, principal, host, op, resource_type)
         got = authorizer.authorize_by_resource_type(RequestContext.for_principal(principal, host), op, resource_type)
         assert (got is AuthorizationResult.ALLOWED) == expected
 
@@ -189,11 +204,17 @@ def test_snapshots_after_each_change_match_reference(steps, asked):
         own_host = entry.host if entry.host != "*" else "10.0.0.1"
         touched_question = (entry.principal, own_host, entry.operation, binding.pattern.resource_type, "")
         for principal, host, op, resource_type, _name in [*asked, touched_question]:
-            expected = ref.authorize_by_resource_type(list(current), (), False, principal, host, op, resource_type)
+            expected = reference_allows_by_type(list(current), (), False, principal, host, op, resource_type)
             got = authorizer.authorize_by_resource_type(RequestContext.for_principal(principal, host), op, resource_type)
             assert (got is AuthorizationResult.ALLOWED) == expected
+        # And the per-snapshot answers of authorize: a change must never leave one stale.
+        for principal, host, op, resource_type, name in [*asked, (*touched_question[:4], binding.pattern.name)]:
+            expected = reference_allows(list(current), (), False, principal, host, op, resource_type, name)
+            context = RequestContext.for_principal(principal, host)
+            [result] = authorizer.authorize(context, [Action(op, ResourcePattern(resource_type, name))])
+            assert (result is AuthorizationResult.ALLOWED) == expected
     for principal, host, op, resource_type, name in asked:
-        expected = ref.authorize(list(current), (), False, principal, host, op, resource_type, name)
+        expected = reference_allows(list(current), (), False, principal, host, op, resource_type, name)
         [result] = authorizer.authorize(RequestContext.for_principal(principal, host), [Action(op, ResourcePattern(resource_type, name))])
         assert (result is AuthorizationResult.ALLOWED) == expected
 
