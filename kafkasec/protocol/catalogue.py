@@ -106,6 +106,15 @@ class Catalogue:
 
     topics: Mapping[str, Topic] = field(factory=dict)
     groups: Mapping[str, Group] = field(factory=dict)
+    topics_by_id: Mapping[uuid.UUID, Topic] = field(init=False, repr=False, eq=False)
+    """The same topics by topic id (Metadata v12+ may name topics by id)."""
+
+    @topics_by_id.default
+    def _index_topic_ids(self) -> Mapping[uuid.UUID, Topic]:
+        by_id = {topic.topic_id: topic for topic in self.topics.values()}
+        if len(by_id) != len(self.topics):
+            raise ValueError("a catalogue gives each topic its own topic_id")
+        return by_id
 
     @classmethod
     def of(cls, topics: Iterable[Topic | Mapping] = (), groups: Iterable[Group | Mapping] = ()) -> Catalogue:

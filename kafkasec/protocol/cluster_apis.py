@@ -44,16 +44,40 @@ _CLUSTER = ResourcePattern(ResourceType.CLUSTER, CLUSTER_NAME)
 _ZERO_UUID = uuid.UUID(int=0)
 
 
-def _topic_error(topic_type, name: str, code: KafkaErrorCode, operations: int, *, is_internal: bool = False):
+def _topic_error(
+    topic_type,
+    name: str | None,
+    code: KafkaErrorCode,
+    operations: int = AUTHORIZED_OPERATIONS_OMITTED,
+    *,
+    is_internal: bool = False,
+    topic_id: uuid.UUID = _ZERO_UUID,
+):
     """A Metadata topic answered with ``code`` and no partitions (refused, unknown or illegal)."""
     return wire.build(
         topic_type,
         name=name,
-        topic_id=_ZERO_UUID,
+        topic_id=topic_id,
         is_internal=is_internal,
         topic_authorized_operations=operations,
         **ApiError(code).code_field(),
     )
+
+
+def _topic_id_of(entry) -> uuid.UUID:
+    return getattr(entry, "topic_id", None) or _ZERO_UUID  # Metadata requests carry ids from v10
+
+
+def metadata_error_response(body, version: int, error: ApiError):
+    """Kafka's ``MetadataRequest.getErrorResponse``: the error on every topic asked about (its
+    name, or "" for one named by id, its id, no partitions) and, from v13, at the top."""
+    response_type = wire.response_schema(METADATA, version)
+    topic_type = wire.item_type(response_type, "topics")
+    topics = tuple(
+        _topic_error(topic_type, entry.name or "", error.error_code, topic_id=_topic_id_of(entry))
+        for entry in body.topics or ()
+    )
+    return wire.build(response_type, topics=topics, brokers=(), controller_id=-1, **error.code_field())
 
 
 class ClusterRequests:
@@ -93,18 +117,13 @@ class ClusterRequests:
         topic_type = wire.item_type(response_type, "topics")
         requested = body.topics
         all_topics = requested is None or (version == 0 and not requested)
+        unknown_ids: list[uuid.UUID] = []
+        by_id = False
         if all_topics:
             names = sorted(self.catalogue.topics)
         else:
-            wanted: dict[str, None] = {}  # request order, each name once, in linear time
-            for entry in requested:
-                topic_id = getattr(entry, "topic_id", None) or _ZERO_UUID
-                if entry.name is None or topic_id != _ZERO_UUID:
-                    # Kafka reads topic ids from v12 on but answers none of them in KRaft's
-                    # Metadata (clients use DescribeTopicPartitions); v10-v11 forbid them.
-                    raise InvalidRequestError(f"Topic IDs are not supported in Metadata requests (v{version})")
-                wanted[entry.name] = None
-            names = list(wanted)
+            names, unknown_ids = self._requested_topics(requested, version)
+            by_id = bool(unknown_ids) or any(_topic_id_of(entry) != _ZERO_UUID for entry in requested)
         # Refusals of named topics are audited; of an all-topics listing, not (Kafka's logIfDenied).
         describe = [
             Action(AclOperation.DESCRIBE, ResourcePattern(ResourceType.TOPIC, name), 1, True, not all_topics)
@@ -127,14 +146,18 @@ class ClusterRequests:
                 topics.append(self._encoded_topic(version, name, operations))
             else:
                 topics.append(wire.encode(self._topic_metadata(topic_type, name, operations)))
-        if not all_topics:
-            # Named but not describable: refused without saying whether the topic exists.
+        if by_id:
+            # Kafka: unknown ids first; an id is not secret, so a refused one is named by its id.
+            topics[:0] = [wire.encode(_topic_error(topic_type, None, KafkaErrorCode.UNKNOWN_TOPIC_ID, topic_id=topic_id))
+                          for topic_id in unknown_ids]
             topics += [
-                wire.encode(
-                    _topic_error(topic_type, name, KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED, AUTHORIZED_OPERATIONS_OMITTED)
-                )
+                wire.encode(_topic_error(topic_type, None, KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                         topic_id=self.catalogue.topics[name].topic_id))
                 for name in refused
             ]
+        elif not all_topics:
+            # Named but not describable: refused without saying whether the topic exists.
+            topics += [wire.encode(_topic_error(topic_type, name, KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED)) for name in refused]
         cluster_operations = AUTHORIZED_OPERATIONS_OMITTED
         if 8 <= version <= 10 and body_wants(body, "include_cluster_authorized_operations"):
             cluster_operations = self._cluster_operations(security, context)
@@ -147,6 +170,34 @@ class ClusterRequests:
             **ApiError.NONE.code_field(),
         )
         return wire.encode_with_items(response, "topics", topics)
+
+    def _requested_topics(self, requested, version: int) -> tuple[list[str], list[uuid.UUID]]:
+        """The topic names a Metadata request asks about, in request order, each once, and the
+        topic ids it names that the catalogue does not know. As Kafka's KafkaApis: below v12 a
+        topic must have a name and no id; from v12, once any topic is named by id, the names of
+        the ids the catalogue knows are asked about, and names given beside them are not."""
+        names: dict[str, None] = {}
+        known_ids: dict[str, None] = {}
+        unknown: dict[uuid.UUID, None] = {}
+        for entry in requested:
+            topic_id = _topic_id_of(entry)
+            if version < 12 and entry.name is None:
+                raise InvalidRequestError(f"Topic name can not be null for version {version}")
+            if version < 12 and topic_id != _ZERO_UUID:
+                raise InvalidRequestError(f"Topic IDs are not supported in requests for version {version}")
+            if topic_id != _ZERO_UUID:
+                topic = self.catalogue.topics_by_id.get(topic_id)
+                if topic is None:
+                    unknown[topic_id] = None
+                else:
+                    known_ids[topic.name] = None
+            elif entry.name is None:
+                raise InvalidRequestError("a Metadata topic needs a name or a topic id")
+            else:
+                names[entry.name] = None
+        if known_ids or unknown:
+            return list(known_ids), list(unknown)
+        return list(names), []
 
     def _encode_topic(self, version: int, name: str, operations: int) -> bytes:
         topic_type = wire.item_type(wire.response_schema(METADATA, version), "topics")

@@ -25,6 +25,7 @@ from kafkasec.plugins import answers_by_plugin
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.api_versions import VersionRanges, kio_versions
+from kafkasec.protocol.cluster_apis import metadata_error_response
 from kafkasec.protocol.errors import ApiError
 from kafkasec.protocol.forwardable import FORWARDABLE_APIS
 from kafkasec.store.base import StateError
@@ -35,11 +36,18 @@ Handler = Callable[[object, RequestContext, object, int], object]
 log = logging.getLogger(__name__)
 
 
+_ERROR_RESPONSES: dict[int, Callable] = {
+    **{api_key: api.error_response for api_key, api in FORWARDABLE_APIS.items()},
+    ApiKey.METADATA: metadata_error_response,
+}
+"""The APIs whose error response carries the error per item (Kafka's getErrorResponse of each)."""
+
+
 def error_response(api_key: int, version: int, body, error: ApiError):
     """The whole request answered with one error (Kafka's ``AbstractRequest.getErrorResponse``)."""
-    api = FORWARDABLE_APIS.get(api_key)
-    if api is not None:
-        return api.error_response(body, version, error)
+    respond = _ERROR_RESPONSES.get(api_key)
+    if respond is not None:
+        return respond(body, version, error)
     return wire.build(wire.response_schema(api_key, version), **error.fields())
 
 

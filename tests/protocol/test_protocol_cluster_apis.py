@@ -17,9 +17,11 @@ from kafkasec import (
     operations_to_bitfield,
 )
 from kafkasec.acl import bitfield_to_operations
-from kafkasec.errors import InvalidRequestError
+from kafkasec.errors import InvalidRequestError, KafkaErrorCode
 from kafkasec.protocol import wire
 from kafkasec.protocol.cluster_apis import AUTHORIZED_OPERATIONS_OMITTED, ClusterRequests
+from kafkasec.protocol.errors import ApiError
+from kafkasec.protocol.registry import error_response
 from kafkasec.server import Catalogue, Node
 
 from server_support import CATALOGUE
@@ -137,11 +139,68 @@ def test_metadata_authorized_operations_only_when_asked(cluster, security, versi
         assert int(plain.cluster_authorized_operations) == AUTHORIZED_OPERATIONS_OMITTED
 
 
-def test_metadata_topic_ids_in_a_request_are_invalid(cluster, security):
-    topic_type = wire.item_type(wire.request_schema(METADATA, 12), "topics")
-    body = wire.build(wire.request_schema(METADATA, 12), topics=(wire.build(topic_type, topic_id=uuid.uuid4(), name=None),))
-    with pytest.raises(InvalidRequestError, match="Topic IDs"):
-        cluster.handle_metadata(security, ALICE, body, 12)
+def topics_by_id(version, *entries):
+    """Request topics of Metadata ``version``: (name, topic id) pairs."""
+    topic_type = wire.item_type(wire.request_schema(METADATA, version), "topics")
+    return tuple(wire.build(topic_type, name=name, topic_id=topic_id) for name, topic_id in entries)
+
+
+ZERO = uuid.UUID(int=0)
+ORDERS_ID, AUDIT_ID = CATALOGUE.topics["orders"].topic_id, CATALOGUE.topics["audit"].topic_id
+
+
+@pytest.mark.parametrize("version", [12, 13])
+def test_metadata_by_topic_id_as_kafka_answers_it(cluster, security, version):
+    stranger = uuid.uuid4()
+    topics = topics_by_id(version, (None, ORDERS_ID), (None, stranger), (None, AUDIT_ID), ("payments", ZERO))
+    response = call(cluster, security, ALICE, METADATA, version, topics=topics, include_topic_authorized_operations=True)
+    answers = [(topic.name, topic.topic_id, int(topic.error_code)) for topic in response.topics]
+    # Unknown ids first (UNKNOWN_TOPIC_ID), then what may be described, then the refused ids,
+    # named by id only (an id is not secret); a name beside ids is not asked about.
+    assert answers == [(None, stranger, 100), ("orders", ORDERS_ID, 0), (None, AUDIT_ID, 29)]
+    orders = response.topics[1]
+    assert len(orders.partitions) == CATALOGUE.topics["orders"].partitions
+    assert bitfield_to_operations(int(orders.topic_authorized_operations)) == security.authorized_operations(
+        ALICE, ResourcePattern(ResourceType.TOPIC, "orders")
+    )
+    admin = call(cluster, security, ADMIN, METADATA, version, topics=topics_by_id(version, (None, AUDIT_ID)))
+    assert [(t.name, t.topic_id, int(t.error_code)) for t in admin.topics] == [("audit", AUDIT_ID, 0)]
+
+
+@pytest.mark.parametrize("version", [10, 11])
+def test_metadata_below_v12_refuses_topic_ids_and_null_names(cluster, security, version):
+    with pytest.raises(InvalidRequestError, match=f"Topic IDs are not supported in requests for version {version}"):
+        cluster.handle_metadata(security, ALICE, wire.build(
+            wire.request_schema(METADATA, version), topics=topics_by_id(version, ("orders", ORDERS_ID))), version)
+    with pytest.raises(InvalidRequestError, match=f"Topic name can not be null for version {version}"):
+        cluster.handle_metadata(security, ALICE, wire.build(
+            wire.request_schema(METADATA, version), topics=topics_by_id(version, (None, ZERO))), version)
+
+
+@pytest.mark.parametrize("version", [1, 9, 11, 12, 13])
+def test_a_refused_metadata_request_carries_the_error_on_each_topic(version):
+    """Kafka's MetadataRequest.getErrorResponse: below v13 there is no top-level error code, so
+    the error must be on each topic asked about, or a client reads an empty success."""
+    if version >= 12:
+        topics = topics_by_id(version, ("orders", ZERO), (None, ORDERS_ID))
+    else:
+        topics = metadata_topics(version, ["orders", "audit"])
+    body = wire.build(wire.request_schema(METADATA, version), topics=topics)
+    response = error_response(METADATA, version, body, ApiError.of(KafkaErrorCode.INVALID_REQUEST))
+    _, decoded = wire.decode_response(wire.encode_response(response, correlation_id=1), METADATA, version)
+    assert {int(topic.error_code) for topic in decoded.topics} == {KafkaErrorCode.INVALID_REQUEST}
+    assert [topic.name for topic in decoded.topics] == (["orders", ""] if version >= 12 else ["orders", "audit"])
+    if version >= 12:
+        assert [topic.topic_id or ZERO for topic in decoded.topics] == [ZERO, ORDERS_ID]  # kio reads zero as None
+    if version >= 13:
+        assert int(decoded.error_code) == KafkaErrorCode.INVALID_REQUEST
+    assert all(topic.partitions == () for topic in decoded.topics)
+
+
+def test_a_catalogue_gives_each_topic_its_own_id():
+    with pytest.raises(ValueError, match="its own topic_id"):
+        Catalogue.of(topics=[{"name": "a", "topic_id": str(ORDERS_ID)}, {"name": "b", "topic_id": str(ORDERS_ID)}])
+    assert CATALOGUE.topics_by_id[ORDERS_ID].name == "orders"
 
 
 @pytest.mark.parametrize("version", [0, 1, 2])
