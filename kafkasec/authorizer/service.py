@@ -29,6 +29,13 @@ class Authorizer(Protocol):
     def is_allowed(self, context: RequestContext, operation, resource_pattern: ResourcePattern) -> bool: ...
 
 
+def _asks_to_be_logged(actions: Sequence[Action]) -> bool:
+    for action in actions:
+        if action.log_if_allowed or action.log_if_denied:
+            return True
+    return False
+
+
 @functools.lru_cache(maxsize=16_384)
 def _operation_actions(resource_pattern: ResourcePattern) -> tuple[list[AclOperation], tuple[Action, ...]]:
     """The supported operations of a resource and one unaudited Action each (KIP-430). Actions
@@ -56,6 +63,7 @@ class AuthorizationService:
         self.direct = False
         """Whether questions go straight to the index (see the class docstring)."""
         self._standard_decides = False
+        self._auditors: list | None = None
         self.authorize: Callable[[RequestContext, Sequence[Action]], list[AuthorizationResult]]
         self.authorize = self._authorize_through_plugins
         """One ALLOWED/DENIED per action, as Kafka's ``Authorizer.authorize``: the index's own
@@ -73,10 +81,15 @@ class AuthorizationService:
         hook = self._hook
         expands = bool(hook.kafkasec_expand_principal.get_hookimpls())
         self.authorizer.principal_expander = self._expand_principal if expands else None
-        self._audits = bool(hook.kafkasec_audit.get_hookimpls())
+        auditors = hook.kafkasec_audit.get_hookimpls()
+        self._audits = bool(auditors)
         deciders = hook.kafkasec_authorize.get_hookimpls()
         only_standard = [impl.plugin_name for impl in deciders] == [BUILTIN_AUTHORIZER_PLUGIN]
         tracing = getattr(self._plugin_manager, "tracing", False)
+        # Plain audit implementations are called as pluggy would (last registered first), without
+        # pluggy's machinery per request; a wrapper, or tracing, needs the hook itself.
+        plain = self._told_of_changes and not tracing and not any(impl.wrapper or impl.hookwrapper for impl in auditors)
+        self._auditors = [(impl.function, impl.argnames) for impl in reversed(auditors)] if plain else None
         # Only the standard authorizer decides: ask it, not the hook (whose call is most of the cost).
         self._standard_decides = self._told_of_changes and only_standard and not tracing
         self.direct = self._standard_decides and not self._audits
@@ -103,9 +116,17 @@ class AuthorizationService:
                 f"the authorizer plugins answered {None if decisions is None else len(decisions)} "
                 f"decisions for {len(actions)} actions"
             )
-        if self._audits and any(action.log_if_allowed or action.log_if_denied for action in actions):
-            self._hook.kafkasec_audit(security=self._security, context=context, decisions=decisions)
+        if self._audits and _asks_to_be_logged(actions):
+            self._audit(context, decisions)
         return decisions
+
+    def _audit(self, context: RequestContext, decisions: list[AuthorizationDecision]) -> None:
+        if self._auditors is None:
+            self._hook.kafkasec_audit(security=self._security, context=context, decisions=decisions)
+            return
+        arguments = {"security": self._security, "context": context, "decisions": decisions}
+        for function, argnames in self._auditors:
+            function(*[arguments[name] for name in argnames])
 
     def _authorize_through_plugins(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationResult]:
         return [decision.result for decision in self.decide(context, actions)]
