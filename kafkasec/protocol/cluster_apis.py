@@ -68,6 +68,17 @@ def _topic_id_of(entry) -> uuid.UUID:
     return getattr(entry, "topic_id", None) or _ZERO_UUID  # Metadata requests carry ids from v10
 
 
+def _topic_questions(name: str) -> tuple[ResourcePattern, Action, Action]:
+    """A topic's pattern and its DESCRIBE action for an all-topics listing (a refusal is not
+    logged) and for a named topic (it is), as Kafka's Metadata handler asks them."""
+    pattern = ResourcePattern(ResourceType.TOPIC, name)
+    return pattern, Action(AclOperation.DESCRIBE, pattern, 1, True, False), Action(AclOperation.DESCRIBE, pattern, 1, True, True)
+
+
+_bitfield = functools.lru_cache(maxsize=1024)(operations_to_bitfield)
+"""KIP-430 bitfields of the few distinct operation sets a node answers, each made once."""
+
+
 def metadata_error_response(body, version: int, error: ApiError):
     """Kafka's ``MetadataRequest.getErrorResponse``: the error on every topic asked about (its
     name, or "" for one named by id, its id, no partitions) and, from v13, at the top."""
@@ -92,6 +103,8 @@ class ClusterRequests:
         # operations: encoded once, a 5,000-topic answer is a join instead of 35,000 entities.
         # Bounded, and only catalogue topics are kept, so that named strangers cannot fill it.
         self._encoded_topic = functools.lru_cache(maxsize=max(1024, 4 * len(catalogue.topics)))(self._encode_topic)
+        # And the questions a Metadata answer asks of each topic, made once rather than per request.
+        self._topic_questions = functools.lru_cache(maxsize=max(1024, 4 * len(catalogue.topics)))(_topic_questions)
 
     def handlers(self) -> dict:
         return {
@@ -125,19 +138,21 @@ class ClusterRequests:
             names, unknown_ids = self._requested_topics(requested, version)
             by_id = bool(unknown_ids) or any(_topic_id_of(entry) != _ZERO_UUID for entry in requested)
         # Refusals of named topics are audited; of an all-topics listing, not (Kafka's logIfDenied).
-        describe = [
-            Action(AclOperation.DESCRIBE, ResourcePattern(ResourceType.TOPIC, name), 1, True, not all_topics)
-            for name in names
-        ]
+        questions = [self._topic_questions(name) for name in names]
+        describe = [listing if all_topics else named for _, listing, named in questions]
         include_operations = version >= 8 and body_wants(body, "include_topic_authorized_operations")
         allowed: list[str] = []
         refused: list[str] = []
-        for name, result in zip(names, security.authorize(context, describe)):
-            (allowed if result is AuthorizationResult.ALLOWED else refused).append(name)
+        allowed_patterns: list[ResourcePattern] = []
+        for name, (pattern, _, _), result in zip(names, questions, security.authorize(context, describe)):
+            if result is AuthorizationResult.ALLOWED:
+                allowed.append(name)
+                allowed_patterns.append(pattern)
+            else:
+                refused.append(name)
         operations_of: Iterator[int]
         if include_operations:
-            patterns = [ResourcePattern(ResourceType.TOPIC, name) for name in allowed]
-            operations_of = map(operations_to_bitfield, security.authorized_operations_many(context, patterns))
+            operations_of = map(_bitfield, security.authorized_operations_many(context, allowed_patterns))
         else:
             operations_of = itertools.repeat(AUTHORIZED_OPERATIONS_OMITTED)
         topics: list[bytes] = []
