@@ -8,7 +8,9 @@ send admin requests to. What security decides follows Kafka:
   TOPIC_AUTHORIZATION_FAILED (29) when named, before its existence is checked, so that nothing
   leaks. A named topic that does not exist is UNKNOWN_TOPIC_OR_PARTITION (3), or
   INVALID_TOPIC_EXCEPTION (17) for an illegal name: topics are never created (Kafka with
-  ``auto.create.topics.enable=false``), whatever ``allow_auto_topic_creation`` says.
+  ``auto.create.topics.enable=false``), whatever ``allow_auto_topic_creation`` says. From v12
+  topics may be named by id: an unknown id is UNKNOWN_TOPIC_ID (100), a refused one is answered
+  with its id. A request refused whole carries the error on each topic (getErrorResponse).
 - KIP-430 authorized operations are computed only when asked for; otherwise the field keeps the
   schema's "omitted" value (INT32_MIN). Metadata carries the cluster's only in v8–v10 (later
   versions moved it to DescribeCluster); a caller without DESCRIBE on the cluster gets 0 there.
