@@ -186,7 +186,9 @@ class KafkaSecurity:
     def authorized_operations(self, context: RequestContext, resource_pattern: ResourcePattern) -> frozenset[AclOperation]:
         """KIP-430, as a Kafka broker computes it: authorize each supported operation without
         audit logging (through the plugins, so a custom authorizer is honoured)."""
-        return self.authorized_operations_many(context, [resource_pattern])[0]
+        if self._closed:
+            self._check_open()
+        return self.authorization.authorized_operations(context, resource_pattern)
 
     def authorized_operations_many(
         self, context: RequestContext, resource_patterns: Sequence[ResourcePattern]

@@ -135,6 +135,12 @@ class AuthorizationService:
         """Whether ``operation`` on ``resource_pattern`` is allowed (one action, audited)."""
         return self.authorize(context, [Action(operation, resource_pattern)])[0] is AuthorizationResult.ALLOWED
 
+    def authorized_operations(self, context: RequestContext, resource_pattern: ResourcePattern) -> frozenset[AclOperation]:
+        """KIP-430 for one pattern (see :meth:`authorized_operations_many`)."""
+        if self._standard_decides:
+            return self.authorizer.authorized_operations(context, resource_pattern)
+        return self.authorized_operations_many(context, [resource_pattern])[0]
+
     def authorized_operations_many(
         self, context: RequestContext, resource_patterns: Sequence[ResourcePattern]
     ) -> list[frozenset[AclOperation]]:
