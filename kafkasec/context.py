@@ -71,12 +71,12 @@ class RequestContext:
     forwarding_address: str | None = field(
         default=None, converter=lambda value: None if value is None else java_host_address(value)
     )
-    acl_principal: str = field(init=False, eq=False, repr=False)
+    acl_principal: str = field(init=False, default="", eq=False, repr=False)
     """The principal as ACLs name it (``User:alice``), made once per context, not per question."""
 
-    @acl_principal.default
-    def _principal_as_acls_name_it(self) -> str:
-        return f"{self.principal.principal_type}:{self.principal.name}"
+    def __attrs_post_init__(self) -> None:
+        # After the validators: the principal is known to be a KafkaPrincipal here.
+        object.__setattr__(self, "acl_principal", f"{self.principal.principal_type}:{self.principal.name}")
 
     @classmethod
     def for_principal(cls, principal: KafkaPrincipal | str, client_address: str = "127.0.0.1", **kwargs) -> RequestContext:

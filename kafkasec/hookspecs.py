@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from kafkasec.principals.principal import KafkaPrincipal
     from kafkasec.protocol.api_keys import ApiKey
     from kafkasec.protocol.registry import Handler
+    from kafkasec.sasl.mechanisms import SaslMechanism
     from kafkasec.security import KafkaSecurity
     from kafkasec.settings import Setting
     from kafkasec.store.base import DelegationTokenStore, ScramCredentialStore, StateStore
@@ -184,6 +185,31 @@ def kafkasec_api_handlers(security: KafkaSecurity) -> Mapping[ApiKey | int, Hand
     for a key wins, so a plugin can serve a new API or replace a built-in handler; two plugins
     serving one API is refused. A handler raises KafkaError for an error response (encoded as
     Kafka's ``ApiError.fromThrowable``). None or an empty mapping: nothing to offer.
+    """
+
+
+@hookspec
+def kafkasec_sasl_mechanisms(security: KafkaSecurity) -> Iterable[SaslMechanism] | None:
+    """SASL mechanisms your plugin serves: an iterable of
+    :class:`kafkasec.sasl.mechanisms.SaslMechanism` (the name clients send in SaslHandshake and
+    ``new_server(security, listener_name)``, which starts one exchange: an object keeping the
+    :class:`kafkasec.sasl.mechanisms.SaslServer` protocol, e.g. a
+    :class:`kafkasec.sasl.exchange.SaslExchange` subclass). Plugins are asked before the
+    built-ins (SCRAM-SHA-256, SCRAM-SHA-512, PLAIN) and the first offer of a name wins; two
+    plugins offering one name is refused. ``sasl.enabled.mechanisms`` picks what a listener
+    serves. None: nothing to offer.
+    """
+
+
+@hookspec(firstresult=True)
+def kafkasec_authenticate_plain(security: KafkaSecurity, username: str, password: str, listener_name: str) -> bool | None:
+    """Whether ``password`` is ``username``'s for a SASL/PLAIN login on ``listener_name`` (Kafka's
+    PlainServerCallbackHandler, or a ``sasl.server.callback.handler.class`` of yours).
+
+    Return True or False, or None for "not mine"; the built-in answers last from the
+    ``user_<name>`` options of ``listener.name.<listener>.plain.sasl.jaas.config``. Compare in
+    constant time (``hmac.compare_digest``). An exception refuses the login with Kafka's
+    "credentials for user could not be verified".
     """
 
 

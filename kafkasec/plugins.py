@@ -26,6 +26,8 @@ DEFAULT_PLUGINS = (
     "kafkasec.principals.serde",
     "kafkasec.principals.builder",
     "kafkasec.protocol.builtin_apis",
+    "kafkasec.scram.mechanism",
+    "kafkasec.sasl.plain",
 )
 
 

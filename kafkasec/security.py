@@ -23,6 +23,7 @@ from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.plugins import make_plugin_manager
 from kafkasec.principals.principal import KafkaPrincipal
 from kafkasec.principals.service import PrincipalService
+from kafkasec.sasl.mechanisms import SaslMechanisms, SaslServer
 from kafkasec.scram.admin import AlterUserScramCredentialsResult, DescribeUserScramCredentialsResult
 from kafkasec.scram.cache import ScramCredentialCache
 from kafkasec.scram.credentials import (
@@ -223,6 +224,18 @@ class KafkaSecurity:
         self.plugin_manager.register(plugin, name=registered)
         self._instance_plugins.append(registered)
         self.plugins_changed()
+
+    # ------------------------------------------------------------------ SASL
+
+    def sasl_mechanisms(self) -> SaslMechanisms:
+        """The SASL mechanisms the plugins serve (``kafkasec_sasl_mechanisms``), by name."""
+        return SaslMechanisms.collect(self)
+
+    def sasl_server(self, mechanism: str, *, listener_name: str = "SASL_PLAINTEXT") -> SaslServer:
+        """A new server-side exchange of ``mechanism`` for a connection on ``listener_name``;
+        ValueError for a mechanism no plugin serves."""
+        self._check_open()
+        return self.sasl_mechanisms().server(self, mechanism, listener_name)
 
     # ------------------------------------------------------------------ principals (PrincipalService)
 

@@ -33,8 +33,8 @@ import string
 from collections import Counter
 from typing import Callable, Iterable
 
-from kafkasec.errors import IllegalSaslStateError, KafkaError, SaslAuthenticationError
-from kafkasec.principals.authentication import SaslAuthenticationContext
+from kafkasec.errors import KafkaError, SaslAuthenticationError
+from kafkasec.sasl.exchange import SaslExchange
 from kafkasec.scram.credentials import (
     MIN_ITERATIONS,
     ScramCredential,
@@ -64,7 +64,7 @@ class ScramServerState(enum.Enum):
 
 
 _S = ScramServerState
-_TRANSITIONS = {
+TRANSITIONS = {
     _S.RECEIVE_CLIENT_FIRST_MESSAGE: ("_receive_client_first", _S.RECEIVE_CLIENT_FINAL_MESSAGE),
     _S.RECEIVE_CLIENT_FINAL_MESSAGE: ("_receive_client_final", _S.COMPLETE),
 }
@@ -211,7 +211,7 @@ _FORMATTERS = {
 _BY_SASL_NAME = {mechanism.mechanism_name: mechanism for mechanism in _FORMATTERS}
 
 
-class ScramServer:
+class ScramServer(SaslExchange):
     """The server side of one SASL/SCRAM exchange, as Kafka's ScramSaslServer.
 
     ``credential_callback(username)`` returns the user's :class:`ScramCredential` for this
@@ -226,6 +226,10 @@ class ScramServer:
     A callback that raises a :class:`KafkaError` fails the exchange with that error; any other
     exception fails it with SASL_AUTHENTICATION_FAILED, as Kafka does.
     """
+
+    TRANSITIONS = TRANSITIONS
+    INITIAL, COMPLETE, FAILED = _S.RECEIVE_CLIENT_FIRST_MESSAGE, _S.COMPLETE, _S.FAILED
+
 
     def __init__(
         self,
@@ -256,8 +260,7 @@ class ScramServer:
         self._credential_callback = credential_callback
         self._token_callback = token_callback
         self._nonce_factory = nonce_factory
-        self._state = ScramServerState.RECEIVE_CLIENT_FIRST_MESSAGE
-        self._authorization_id: str | None = None
+        super().__init__()
         self._token_authenticated = False
         # Held between the two client messages only; dropped when the exchange ends.
         self._credential: ScramCredential | None = None
@@ -280,25 +283,9 @@ class ScramServer:
         return f"ScramServer({self.mechanism_name}, state={self._state.name})"
 
     @property
-    def state(self) -> ScramServerState:
-        return self._state
-
-    @property
     def mechanism_name(self) -> str:
         """``SCRAM-SHA-256`` or ``SCRAM-SHA-512``."""
         return self.mechanism.mechanism_name
-
-    @property
-    def is_complete(self) -> bool:
-        """True once the client's proof was verified and the server-final message returned."""
-        return self._state is ScramServerState.COMPLETE
-
-    @property
-    def authorization_id(self) -> str:
-        """The authenticated user's name, or the token owner's after a token login."""
-        self._require_complete()
-        assert self._authorization_id is not None  # set by the client-first step, which COMPLETE follows
-        return self._authorization_id
 
     @property
     def token_authenticated(self) -> bool:
@@ -306,65 +293,12 @@ class ScramServer:
         self._require_complete()
         return self._token_authenticated
 
-    def authentication_context(
-        self,
-        client_address: str,
-        *,
-        listener_name: str = "SASL_PLAINTEXT",
-        security_protocol: str = "SASL_PLAINTEXT",
-    ) -> SaslAuthenticationContext:
-        """What this login proved, for a principal builder (once the exchange is COMPLETE)."""
-        return SaslAuthenticationContext(
-            self.mechanism_name,
-            self.authorization_id,
-            client_address,
-            listener_name=listener_name,
-            security_protocol=security_protocol,
-            token_authenticated=self.token_authenticated,
-        )
-
-    def _require_complete(self) -> None:
-        if self._state is not ScramServerState.COMPLETE:
-            raise IllegalSaslStateError(
-                f"Authentication exchange has not completed (state {self._state.name})"
-            )
-
-    def evaluate_response(self, response: bytes) -> bytes:
-        """Take the client's next message and return the server's answer to it."""
-        if not isinstance(response, (bytes, bytearray, memoryview)):
-            raise TypeError(f"a SCRAM client message is bytes, not {type(response).__name__}")
-        step = _TRANSITIONS.get(self._state)
-        try:
-            if step is None:
-                raise IllegalSaslStateError(f"Unexpected challenge in Sasl server state {self._state.name}")
-            method, next_state = step
-            challenge = getattr(self, method)(bytes(response))
-        except BaseException:
-            # Whatever went wrong, a half-done step must not be resumed.
-            self._end(ScramServerState.FAILED)
-            raise
-        if next_state is ScramServerState.COMPLETE:
-            self._end(next_state)
-        else:
-            self._state = next_state
-        return challenge
-
-    def _end(self, state: ScramServerState) -> None:
+    def _end(self, state) -> None:
         self._credential = self._client_first_bare = self._server_first = self._nonce = None
-        self._state = state
+        super()._end(state)
 
     def _refuse(self, reason: str, *, respond: bool = True, message: str | None = None) -> SaslAuthenticationError:
-        # Kafka's broker replaces a SaslException's text with this sentence before answering.
-        generic = (
-            "Authentication failed during authentication due to invalid credentials with SASL "
-            f"mechanism {self.mechanism_name}"
-        )
-        return SaslAuthenticationError(
-            generic if message is None else message,
-            reason=reason,
-            respond=respond,
-            delay_ms=self.failed_authentication_delay_ms,
-        )
+        return self._refusal(reason, self.failed_authentication_delay_ms, message=message, respond=respond)
 
     def _receive_client_first(self, data: bytes) -> bytes:
         text = data.decode("utf-8", "replace")

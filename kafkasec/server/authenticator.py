@@ -28,7 +28,7 @@ from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.api_versions import VersionRanges, answer_api_versions
 from kafkasec.protocol.errors import ApiError
-from kafkasec.scram.server import ScramServer
+from kafkasec.sasl.mechanisms import SaslServer
 
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 
@@ -68,7 +68,8 @@ class Reply:
 
 
 class Authenticator:
-    """The login of one SASL_PLAINTEXT connection, with the SCRAM mechanisms of ``security``."""
+    """The login of one SASL connection, with the mechanisms ``security``'s plugins serve
+    (``mechanisms``: those this listener enables)."""
 
     def __init__(
         self,
@@ -80,9 +81,12 @@ class Authenticator:
         security_protocol: str = "SASL_PLAINTEXT",
         mechanisms: tuple[str, ...] = SCRAM_MECHANISMS,
     ):
-        unknown = sorted(set(mechanisms) - set(SCRAM_MECHANISMS))
+        served = security.sasl_mechanisms()
+        unknown = [name for name in mechanisms if name not in served]
         if unknown:
-            raise ValueError(f"kafkasec's endpoint serves {', '.join(SCRAM_MECHANISMS)}, not {', '.join(unknown)}")
+            raise ValueError(
+                f"sasl.enabled.mechanisms names {', '.join(unknown)}, which no plugin serves; served: {', '.join(served)}"
+            )
         self.security = security
         self.client_address = client_address
         self.listener_name = listener_name
@@ -90,7 +94,7 @@ class Authenticator:
         self.mechanisms = tuple(mechanisms)
         self._ranges = ranges
         self._state = AuthenticatorState.HANDSHAKE_OR_VERSIONS_REQUEST
-        self._server: ScramServer | None = None  # from the handshake until the login is over
+        self._server: SaslServer | None = None  # from the handshake until the login is over
         self._bare_tokens = False  # SaslHandshake v0: tokens come without SaslAuthenticate
         self._principal: KafkaPrincipal | None = None
         self._api_key: int | None = None  # of the request being handled
@@ -157,7 +161,7 @@ class Authenticator:
                 mechanisms=self.mechanisms,
             )
             return self._fail(f"Unsupported SASL mechanism {mechanism}", answer)
-        self._server = self.security.scram_server(mechanism)
+        self._server = self.security.sasl_server(mechanism, listener_name=self.listener_name)
         self._bare_tokens = request.api_version == 0
         self._enter(AuthenticatorState.AUTHENTICATE)
         return Reply(self._respond(request, error_code=wire.error_code(0), mechanisms=self.mechanisms))

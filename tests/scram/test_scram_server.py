@@ -16,11 +16,10 @@ import pytest
 import scramp
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from kafkasec.errors import KafkaError, KafkaErrorCode
+from kafkasec.errors import IllegalSaslStateError, KafkaError, KafkaErrorCode
 from kafkasec.principals.authentication import SaslAuthenticationContext
 from kafkasec.scram import ScramFormatter, ScramMechanism, server as server_module
 from kafkasec.scram.server import (
-    IllegalSaslStateError,
     SaslAuthenticationError,
     ScramServer,
     ScramServerState,

@@ -1,0 +1,17 @@
+"""SASL on the server side: mechanisms offered by plugins, one exchange shape, Kafka's JAAS values.
+
+- :mod:`.exchange`: :class:`SaslExchange`, the sans-I/O base every mechanism's server keeps;
+- :mod:`.mechanisms`: :class:`SaslMechanism`, :class:`SaslMechanisms` (the table of what the
+  plugins serve, from the ``kafkasec_sasl_mechanisms`` hook) and the :class:`SaslServer` protocol;
+- :mod:`.plain`: SASL/PLAIN, as Kafka's PlainSaslServer, and its built-in plugin;
+- :mod:`.jaas`: ``sasl.jaas.config`` values, as Kafka's JaasConfig reads them.
+
+SCRAM's mechanisms are served by :mod:`kafkasec.scram.mechanism`.
+"""
+
+from kafkasec.sasl.exchange import SaslExchange
+from kafkasec.sasl.jaas import LoginModule, parse_jaas_config
+from kafkasec.sasl.mechanisms import SaslMechanism, SaslMechanisms, SaslServer
+from kafkasec.sasl.plain import PlainServer
+
+__all__ = ["LoginModule", "PlainServer", "SaslExchange", "SaslMechanism", "SaslMechanisms", "SaslServer", "parse_jaas_config"]
