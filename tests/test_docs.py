@@ -22,6 +22,7 @@ def test_readme_examples_run(number):
 
 
 RUNNABLE_PAGES = [
+    "docs/authentication.md",
     "docs/authorization.md",
     "docs/principals.md",
     "docs/forwarding.md",
