@@ -195,7 +195,7 @@ def kafkasec_sasl_mechanisms(security: KafkaSecurity) -> Iterable[SaslMechanism]
     ``new_server(security, listener_name)``, which starts one exchange: an object keeping the
     :class:`kafkasec.sasl.mechanisms.SaslServer` protocol, e.g. a
     :class:`kafkasec.sasl.exchange.SaslExchange` subclass). Plugins are asked before the
-    built-ins (SCRAM-SHA-256, SCRAM-SHA-512, PLAIN) and the first offer of a name wins; two
+    built-ins (SCRAM-SHA-256, SCRAM-SHA-512, PLAIN, OAUTHBEARER) and the first offer of a name wins; two
     plugins offering one name is refused. ``sasl.enabled.mechanisms`` picks what a listener
     serves. None: nothing to offer.
     """

@@ -28,6 +28,7 @@ DEFAULT_PLUGINS = (
     "kafkasec.protocol.builtin_apis",
     "kafkasec.scram.mechanism",
     "kafkasec.sasl.plain",
+    "kafkasec.sasl.oauthbearer",
 )
 
 

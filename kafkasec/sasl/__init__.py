@@ -4,6 +4,8 @@
 - :mod:`.mechanisms`: :class:`SaslMechanism`, :class:`SaslMechanisms` (the table of what the
   plugins serve, from the ``kafkasec_sasl_mechanisms`` hook) and the :class:`SaslServer` protocol;
 - :mod:`.plain`: SASL/PLAIN, as Kafka's PlainSaslServer, and its built-in plugin;
+- :mod:`.oauthbearer`: SASL/OAUTHBEARER, as Kafka's OAuthBearerSaslServer, with the unsecured
+  validator (KIP-255), and :mod:`.jwks`: JWTs checked against a JWKS (KIP-768);
 - :mod:`.jaas`: ``sasl.jaas.config`` values, as Kafka's JaasConfig reads them.
 
 SCRAM's mechanisms are served by :mod:`kafkasec.scram.mechanism`.

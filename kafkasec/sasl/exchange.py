@@ -18,7 +18,9 @@ from kafkasec.principals.authentication import SaslAuthenticationContext
 
 class SaslExchange:
     """Base of a mechanism's server: ``TRANSITIONS`` maps a state to (the method that takes
-    the client's message in it, the state it leads to); ``COMPLETE`` and ``FAILED`` end it."""
+    the client's message in it, the state it leads to); ``COMPLETE`` and ``FAILED`` end it.
+    Where a step may lead to one of several states, the table lists them in a tuple and the
+    method returns ``(challenge, state)``."""
 
     TRANSITIONS: ClassVar[Mapping[Any, tuple[str, Any]]]  # over each subclass's own state enum
     INITIAL: ClassVar[enum.Enum]
@@ -61,8 +63,15 @@ class SaslExchange:
         try:
             if step is None:
                 raise IllegalSaslStateError(f"Unexpected challenge in Sasl server state {self._state.name}")
-            method, next_state = step
-            challenge = getattr(self, method)(bytes(response))
+            method, next_states = step
+            answer = getattr(self, method)(bytes(response))
+            # A step with several possible next states says which, from the table's tuple.
+            if isinstance(next_states, tuple):
+                challenge, next_state = answer
+                if next_state not in next_states:
+                    raise AssertionError(f"{method} led to {next_state}, which the table does not allow")
+            else:
+                challenge, next_state = answer, next_states
         except BaseException:
             # Whatever went wrong, a half-done step must not be resumed.
             self._end(self.FAILED)

@@ -3,8 +3,8 @@
 A mechanism is offered by a plugin through the ``kafkasec_sasl_mechanisms`` hook, as a
 :class:`SaslMechanism`: its name as clients send it in SaslHandshake and how to start one
 exchange (a :class:`SaslServer`). The built-in plugins offer SCRAM-SHA-256 and SCRAM-SHA-512
-(``kafkasec.scram.mechanism``, delegation-token logins included) and PLAIN
-(``kafkasec.sasl.plain``); which of them a listener serves is ``sasl.enabled.mechanisms``.
+(``kafkasec.scram.mechanism``, delegation-token logins included), PLAIN
+(``kafkasec.sasl.plain``) and OAUTHBEARER (``kafkasec.sasl.oauthbearer``); which of them a listener serves is ``sasl.enabled.mechanisms``.
 The endpoint's authenticator knows nothing of any one mechanism: it hands the client's bytes
 to the server this table made and, once it is complete, builds the principal from its
 :class:`~kafkasec.principals.authentication.SaslAuthenticationContext`.

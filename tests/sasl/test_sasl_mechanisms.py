@@ -49,9 +49,9 @@ def test_the_documented_plugin_mechanism_logs_in_through_the_authenticator():
         assert answer.error_message == "Authentication failed during authentication due to invalid credentials with SASL mechanism X-TICKET"
 
 
-def test_the_built_ins_serve_scram_and_plain():
+def test_the_built_ins_serve_scram_plain_and_oauthbearer():
     with KafkaSecurity() as security:
-        assert list(security.sasl_mechanisms()) == ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+        assert list(security.sasl_mechanisms()) == ["OAUTHBEARER", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
         assert security.sasl_server("SCRAM-SHA-512").mechanism_name == "SCRAM-SHA-512"
         with pytest.raises(ValueError, match="no plugin serves the SASL mechanism 'GSSAPI'"):
             security.sasl_server("GSSAPI")

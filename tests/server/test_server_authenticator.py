@@ -173,7 +173,7 @@ def test_a_token_login_gives_a_token_authenticated_principal(security):
 
 
 def test_mechanisms_no_plugin_serves_are_refused_at_construction(security):
-    with pytest.raises(ValueError, match="names GSSAPI, which no plugin serves; served: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"):
+    with pytest.raises(ValueError, match="names GSSAPI, which no plugin serves; served: OAUTHBEARER, PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"):
         Authenticator(security, "10.1.2.3", ranges=RANGES, mechanisms=("GSSAPI", "SCRAM-SHA-256"))
 
 

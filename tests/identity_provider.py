@@ -1,0 +1,100 @@
+"""A local identity provider for OAUTHBEARER tests: keys made with cryptography, a JWKS served
+over HTTP on 127.0.0.1, and JWTs signed with those keys (or forged, expired, unsigned)."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import hmac
+import http.server
+import json
+import threading
+import time
+
+import jwt
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+ISSUER = "https://idp.example.test"
+AUDIENCE = "kafka-broker"
+
+
+class IdentityProvider:
+    """Signs tokens with its current keys and serves their public halves as a JWKS."""
+
+    def __init__(self):
+        self.keys = {"rsa-1": (rsa.generate_private_key(public_exponent=65537, key_size=2048), "RS256")}
+        self.requests = 0
+
+    def add_key(self, kid: str, algorithm: str = "ES256") -> None:
+        private = ec.generate_private_key(ec.SECP256R1()) if algorithm.startswith("ES") else rsa.generate_private_key(65537, 2048)
+        self.keys[kid] = (private, algorithm)
+
+    def jwks(self) -> dict:
+        keys = []
+        for kid, (private, algorithm) in self.keys.items():
+            jwk = json.loads(jwt.algorithms.get_default_algorithms()[algorithm].to_jwk(private.public_key()))
+            keys.append({**jwk, "kid": kid, "alg": algorithm, "use": "sig"})
+        return {"keys": keys}
+
+    def token(self, subject="alice", *, kid="rsa-1", lifetime_s=300, audience=AUDIENCE, issuer=ISSUER, **claims) -> str:
+        private, algorithm = self.keys[kid]
+        now = int(time.time())
+        payload = {"sub": subject, "iat": now, "exp": now + lifetime_s, "aud": audience, "iss": issuer, **claims}
+        return jwt.encode(payload, private, algorithm=algorithm, headers={"kid": kid})
+
+    @contextlib.contextmanager
+    def serving(self):
+        """The JWKS at ``http://127.0.0.1:<port>/jwks.json`` while the block runs; yields the URL."""
+        provider = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                provider.requests += 1
+                body = json.dumps(provider.jwks()).encode()
+                self.send_response(200 if self.path == "/jwks.json" else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}/jwks.json"
+        finally:
+            server.shutdown()
+            server.server_close()
+
+
+def hmac_signed_with_public_key(provider: IdentityProvider, claims: dict, kid: str = "rsa-1") -> str:
+    """The algorithm-confusion forgery: HS256 keyed with the RSA key's public PEM, which a
+    validator that lets the token's header choose the algorithm would accept."""
+    from cryptography.hazmat.primitives import serialization
+
+    public_pem = provider.keys[kid][0].public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    signing_input = f"{_part({'alg': 'HS256', 'typ': 'JWT', 'kid': kid})}.{_part(claims)}"
+    signature = hmac.new(public_pem, signing_input.encode(), hashlib.sha256).digest()
+    return f"{signing_input}.{base64.urlsafe_b64encode(signature).rstrip(b'=').decode()}"
+
+
+def _part(value: dict) -> str:
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+
+def unsecured_token(claims: dict, header: dict | None = None) -> str:
+    """An unsigned JWT (alg none), as KIP-255's unsecured login module makes them."""
+    return f"{_part(header or {'alg': 'none'})}.{_part(claims)}."
+
+
+def client_first(token: str, authorization_id: str = "", **extensions) -> bytes:
+    """RFC 7628's client first message, as Kafka's OAuthBearerClientInitialResponse.toBytes."""
+    pairs = "".join(f"\x01{key}={value}" for key, value in extensions.items())
+    authzid = f"a={authorization_id}" if authorization_id else ""
+    return f"n,{authzid},\x01auth=Bearer {token}{pairs}\x01\x01".encode()
