@@ -23,7 +23,7 @@ from typing import Callable, Iterable, Mapping
 import jwt
 from attrs import define, field
 
-from kafkasec.sasl.oauthbearer import InvalidTokenError, ValidatedToken, scope_claim
+from kafkasec.sasl.oauthbearer import InvalidTokenError, ValidatedToken, jwt_part, scope_claim
 
 ASYMMETRIC_ALGORITHMS = frozenset({"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"})
 """The algorithms a key from a JWKS may verify with; a token's header chooses none of them."""
@@ -98,21 +98,26 @@ class JwksValidator:
             clock_skew_seconds=number("skew", 30),
         )
 
-    def _signing_key(self, token: str) -> jwt.PyJWK:
+    def _signing_key(self, kid: str) -> jwt.PyJWK:
         with self._lock:
             if self.clock() - self._fetched_at >= self.refresh_ms / 1000:
                 self._client.get_jwk_set(refresh=True)
                 self._fetched_at = self.clock()
-            return self._client.get_signing_key_from_jwt(token)
+            return self._client.get_signing_key(kid)
 
     def validate(self, token: str) -> ValidatedToken:
+        # The header is read here, once: PyJWT parses the whole token again to verify it.
+        parts = token.split(".")
+        if len(parts) != 3:
+            raise InvalidTokenError("the token is not a JWT: it has not three parts")
+        header = jwt_part(parts[0])
+        kid = header.get("kid")
+        if not isinstance(kid, str):
+            raise InvalidTokenError("the token names no key id (kid)")
         try:
-            header = jwt.get_unverified_header(token)
-            key = self._signing_key(token)
+            key = self._signing_key(kid)
         except jwt.PyJWKClientError as error:
             raise InvalidTokenError(f"no key of the JWKS verifies the token: {error}") from None
-        except jwt.InvalidTokenError as error:
-            raise InvalidTokenError(f"the token is not a JWT: {error}") from None
         algorithm = key.algorithm_name
         if algorithm not in ASYMMETRIC_ALGORITHMS or header.get("alg") != algorithm:
             raise InvalidTokenError(f"the token's alg {header.get('alg')!r} is not its key's ({algorithm})")

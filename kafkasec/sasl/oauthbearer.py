@@ -163,7 +163,8 @@ class OAuthBearerServer(SaslExchange):
         raise self._refuse(self._error, f"invalid token: {self._error}")
 
 
-def _base64url_json(part: str) -> dict:
+def jwt_part(part: str) -> dict:
+    """One base64url JSON object of a JWT (its header or claims); InvalidTokenError if not."""
     try:
         value = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
     except (binascii.Error, ValueError) as error:
@@ -200,7 +201,7 @@ class UnsecuredJwtValidator:
         parts = token.split(".")
         if len(parts) != 3 or parts[2]:
             raise InvalidTokenError("an unsecured JWT has three parts and an empty signature")
-        header, claims = _base64url_json(parts[0]), _base64url_json(parts[1])
+        header, claims = jwt_part(parts[0]), jwt_part(parts[1])
         if header.get("alg") != "none":
             raise InvalidTokenError(f"an unsecured JWT has alg none, not {header.get('alg')!r}")
         principal = claims.get(self.principal_claim_name)
