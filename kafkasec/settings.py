@@ -83,6 +83,10 @@ def _s(name, kind, default, owner, doc) -> Setting:
     return Setting(name, kind, default, owner, doc)
 
 
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL")
+"""Kafka's security protocols, as a listener names them."""
+
+
 BUILTIN_SETTINGS = (
     # The authorizer and the facade (Kafka's names).
     _s("super.users", "string", None, "kafkasec.security", "principals allowed everything, separated by ';'"),
@@ -128,6 +132,16 @@ BUILTIN_SETTINGS = (
     _s("connections.max.idle.ms", "milliseconds", 600_000, "kafkasec.server", "idle connections are closed after this"),
     _s("sasl.enabled.mechanisms", "list", "SCRAM-SHA-256,SCRAM-SHA-512", "kafkasec.server",
        "the SASL mechanisms offered"),
+    _s("ssl.keystore.type", "string", "PEM", "kafkasec.server", "PEM only"),
+    _s("ssl.keystore.location", "string", None, "kafkasec.server", "a PEM file with the listener's key and certificate chain"),
+    _s("ssl.keystore.certificate.chain", "string", None, "kafkasec.server", "the listener's certificate chain, PEM text"),
+    _s("ssl.keystore.key", "password", None, "kafkasec.server", "the listener's private key, PEM text"),
+    _s("ssl.key.password", "password", None, "kafkasec.server", "the password of an encrypted key"),
+    _s("ssl.truststore.type", "string", "PEM", "kafkasec.server", "PEM only"),
+    _s("ssl.truststore.location", "string", None, "kafkasec.server", "a PEM file of the certificates that sign clients'"),
+    _s("ssl.truststore.certificates", "string", None, "kafkasec.server", "the certificates that sign clients', PEM text"),
+    _s("ssl.client.auth", "string", "none", "kafkasec.server", "required, requested or none: whether clients present certificates"),
+    _s("ssl.enabled.protocols", "list", "TLSv1.2,TLSv1.3", "kafkasec.server", "the TLS versions a listener speaks"),
     _s("sasl.oauthbearer.jwks.endpoint.url", "string", None, "kafkasec.sasl",
        "the identity provider's JWKS (https://, http:// or file:); set, OAUTHBEARER tokens are JWTs it signed"),
     _s("sasl.oauthbearer.jwks.endpoint.refresh.ms", "milliseconds", 3_600_000, "kafkasec.sasl",

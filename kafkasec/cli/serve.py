@@ -24,7 +24,7 @@ import sys
 
 from kafkasec.cli.config import open_security
 from kafkasec.cli.options import UsageError, global_options
-from kafkasec.settings import CONTROLLER_LISTENER_NAMES
+from kafkasec.settings import CONTROLLER_LISTENER_NAMES, SECURITY_PROTOCOLS
 
 CONTROLLER_LISTENER = "CONTROLLER"
 SWITCH_INTERVAL_S = 0.001
@@ -46,9 +46,10 @@ def register(commands) -> None:
     parser.add_argument("--catalogue", metavar="FILE", help='a JSON file {"topics": [...], "groups": [...]}')
     parser.add_argument(
         "--security-protocol",
-        choices=("SASL_PLAINTEXT", "PLAINTEXT"),
+        choices=SECURITY_PROTOCOLS,
         default="SASL_PLAINTEXT",
-        help="SASL_PLAINTEXT (SCRAM logins; the default) or PLAINTEXT (everyone is User:ANONYMOUS)",
+        help="SASL_PLAINTEXT (SASL logins; the default), PLAINTEXT (everyone is User:ANONYMOUS), SSL (the "
+             "principal from the client certificate) or SASL_SSL; TLS from the ssl.* settings of the config file",
     )
     parser.add_argument(
         "--process-roles",

@@ -47,7 +47,7 @@ import time
 
 from kafkasec.context import RequestContext
 from kafkasec.errors import KafkaError, KafkaErrorCode
-from kafkasec.principals.authentication import PlaintextAuthenticationContext
+from kafkasec.principals.authentication import PlaintextAuthenticationContext, SslAuthenticationContext
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.api_versions import answer_api_versions
@@ -58,7 +58,8 @@ from kafkasec.protocol.registry import ApiHandlers
 from kafkasec.server.authenticator import SCRAM_MECHANISMS, Authenticator, answer_after_login
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.limits import SMALL_FRAME_BYTES, ConnectionQuotas, LimitExceeded, UnauthenticatedBytes
-from kafkasec.settings import parse_count, parse_milliseconds
+from kafkasec.server.tls import server_ssl_context
+from kafkasec.settings import SECURITY_PROTOCOLS, parse_count, parse_milliseconds
 
 log = logging.getLogger("kafkasec.server")
 
@@ -86,8 +87,10 @@ class ConnectionClosed(Exception):
 class Endpoint:
     """A Kafka-protocol listener on ``host:port`` backed by ``security`` (a KafkaSecurity).
 
-    ``security_protocol`` is SASL_PLAINTEXT (SCRAM logins) or PLAINTEXT (every client is
-    ANONYMOUS). With ``controller`` (a :class:`ControllerLink`) the endpoint is a broker that
+    ``security_protocol`` is SASL_PLAINTEXT (SASL logins), PLAINTEXT (every client is
+    ANONYMOUS), SSL (the principal from the client's certificate, ``ssl.principal.mapping.rules``)
+    or SASL_SSL (SASL logins over TLS); TLS is set up from Kafka's PEM settings
+    (:mod:`kafkasec.server.tls`). With ``controller`` (a :class:`ControllerLink`) the endpoint is a broker that
     forwards admin writes to that controller in envelopes; without, it is the controller and
     handles them itself, and accepts envelopes if its listener is a privileged one
     (``inter.broker.listener.name``, ``controller.listener.names``). ``port=0`` picks a free
@@ -107,8 +110,8 @@ class Endpoint:
         security_protocol: str = "SASL_PLAINTEXT",
         controller: ControllerLink | None = None,
     ):
-        if security_protocol not in ("SASL_PLAINTEXT", "PLAINTEXT"):
-            raise ValueError(f"security_protocol must be SASL_PLAINTEXT or PLAINTEXT, not {security_protocol!r}")
+        if security_protocol not in SECURITY_PROTOCOLS:
+            raise ValueError(f"security_protocol must be one of {', '.join(SECURITY_PROTOCOLS)}, not {security_protocol!r}")
         if controller is not None and not isinstance(controller, ControllerLink):
             raise TypeError(f"controller must be a ControllerLink or None, not {controller!r}")
         config = security.config
@@ -132,6 +135,8 @@ class Endpoint:
         mechanisms = str(config.get(SASL_ENABLED_MECHANISMS, ",".join(SCRAM_MECHANISMS)))
         self.mechanisms = tuple(part.strip() for part in mechanisms.split(",") if part.strip())
         self.accepts_envelopes = controller is None and self.listener_name in privileged_listeners(config)
+        # TLS settings are read now, so that a missing key or a bad file fails at start-up.
+        self.ssl_context = server_ssl_context(config, self.listener_name) if security_protocol.endswith("SSL") else None
         self._server: asyncio.base_events.Server | None = None
         self._pools: dict[str, concurrent.futures.ThreadPoolExecutor] = {}
         self._connections: dict[asyncio.Task, asyncio.StreamWriter] = {}
@@ -165,7 +170,12 @@ class Endpoint:
         if self._server is not None:
             raise ValueError("this endpoint is already started")
         # A small read buffer: what a connection holds beyond the frame it is reading is bounded.
-        self._server = await asyncio.start_server(self._accept, self.host, self.port, limit=SMALL_FRAME_BYTES)
+        # A client that stalls its TLS handshake is let go as an idle one would be.
+        handshake_timeout = None if self.ssl_context is None else max(self.idle_timeout_ms / 1000, 0.001)
+        self._server = await asyncio.start_server(
+            self._accept, self.host, self.port, limit=SMALL_FRAME_BYTES,
+            ssl=self.ssl_context, ssl_handshake_timeout=handshake_timeout,
+        )
         self._pools = {
             name: concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix=f"kafkasec-{name}-{self.node_id}")
             for name, threads in (("write", 1), ("io", self.io_threads))
@@ -291,6 +301,10 @@ class Endpoint:
     async def _serve(self, reader, writer, client_address: str) -> None:
         if self.security_protocol == "PLAINTEXT":
             principal = self.security.build_principal(PlaintextAuthenticationContext(client_address, self.listener_name))
+        elif self.security_protocol == "SSL":
+            tls = writer.get_extra_info("ssl_object")
+            certificate = None if tls is None else tls.getpeercert(binary_form=True)
+            principal = self.security.build_principal(SslAuthenticationContext(certificate, client_address, self.listener_name))
         else:
             principal = await self._login(reader, writer, client_address)
         while True:

@@ -115,7 +115,7 @@ def test_serve_with_a_controller_forwards_admin_writes(files, mechanism):
         (["serve", "--controller-port", "0", "--controller-bootstrap-server", "127.0.0.1:9093"], 2, "exclude each other"),
         (["serve", "--process-roles", "controller", "--controller-port", "0"], 2, "forwards to nobody"),
         (["serve", "--catalogue", "missing.json"], 1, "missing.json"),
-        (["serve", "--security-protocol", "SSL"], 2, "invalid choice"),
+        (["serve", "--security-protocol", "SSH"], 2, "invalid choice"),
     ],
 )
 def test_bad_command_lines(files, capsys, monkeypatch, arguments, status, message):

@@ -343,7 +343,7 @@ def test_controller_link_arguments_are_checked():
     with pytest.raises(TypeError, match="ControllerLink"):
         Endpoint(KafkaSecurity(), controller=("127.0.0.1", 1))
     with pytest.raises(ValueError, match="security_protocol"):
-        Endpoint(KafkaSecurity(), security_protocol="SSL")
+        Endpoint(KafkaSecurity(), security_protocol="SSH")
     with pytest.raises(ValueError, match="names GSSAPI, which no plugin serves"):
         Endpoint(KafkaSecurity(config={"sasl.enabled.mechanisms": "PLAIN,GSSAPI"}))
     with pytest.raises(ValueError, match="socket.request.max.bytes"):
