@@ -130,6 +130,9 @@ BUILTIN_SETTINGS = (
     _s("socket.request.max.bytes", "count", 104_857_600, "kafkasec.server", "the largest request accepted"),
     _s("sasl.server.max.receive.size", "count", 524_288, "kafkasec.server", "the largest frame before login"),
     _s("connections.max.idle.ms", "milliseconds", 600_000, "kafkasec.server", "idle connections are closed after this"),
+    _s("connections.max.reauth.ms", "milliseconds", 0, "kafkasec.server",
+       "KIP-368: how long a SASL login lasts before the client must re-authenticate (0: forever, "
+       "or until the credential expires)"),
     _s("sasl.enabled.mechanisms", "list", "SCRAM-SHA-256,SCRAM-SHA-512", "kafkasec.server",
        "the SASL mechanisms offered"),
     _s("ssl.keystore.type", "string", "PEM", "kafkasec.server", "PEM only"),

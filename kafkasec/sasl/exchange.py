@@ -51,6 +51,12 @@ class SaslExchange:
         return self._authorization_id
 
     @property
+    def credential_lifetime_ms(self) -> int | None:
+        """When the credential this login proved expires (epoch milliseconds), or None when it
+        does not (KIP-368 bounds the session by it)."""
+        return None
+
+    @property
     def token_authenticated(self) -> bool:
         """Whether the login was a delegation token's (only SCRAM has those)."""
         return False

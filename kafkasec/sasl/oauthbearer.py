@@ -118,8 +118,8 @@ class OAuthBearerServer(SaslExchange):
         return OAUTHBEARER
 
     @property
-    def session_lifetime_ms(self) -> int | None:
-        """When the login's credential expires (the token's ``exp``), for KIP-368."""
+    def credential_lifetime_ms(self) -> int | None:
+        """The token's ``exp`` (epoch milliseconds): a session lasts no longer (KIP-368)."""
         self._require_complete()
         return None if self.token is None else self.token.lifetime_ms
 

@@ -17,8 +17,11 @@ before the login closes the connection, after the same delay, without an answer.
 
 from __future__ import annotations
 
+import datetime
 import enum
 import logging
+import time
+from typing import Callable
 
 from attrs import frozen
 
@@ -80,6 +83,9 @@ class Authenticator:
         listener_name: str = "SASL_PLAINTEXT",
         security_protocol: str = "SASL_PLAINTEXT",
         mechanisms: tuple[str, ...] = SCRAM_MECHANISMS,
+        max_reauth_ms: int = 0,
+        reauthenticating: tuple[KafkaPrincipal, str] | None = None,
+        clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
     ):
         served = security.sasl_mechanisms()
         unknown = [name for name in mechanisms if name not in served]
@@ -98,6 +104,14 @@ class Authenticator:
         self._bare_tokens = False  # SaslHandshake v0: tokens come without SaslAuthenticate
         self._principal: KafkaPrincipal | None = None
         self._api_key: int | None = None  # of the request being handled
+        # KIP-368: how long a login lasts (connections.max.reauth.ms, bounded by the credential's
+        # own expiry), and, when this is a re-authentication, the principal and mechanism it renews.
+        self.max_reauth_ms = max_reauth_ms
+        self.reauthenticating = reauthenticating
+        self._clock_ms = clock_ms
+        self.mechanism: str | None = None
+        self.session_lifetime_ms: int | None = None
+        """Once complete: how long the session lasts (KIP-368), or None when it does not expire."""
 
     @property
     def state(self) -> AuthenticatorState:
@@ -154,13 +168,16 @@ class Authenticator:
 
     def _handshake(self, request: wire.Request) -> Reply:
         mechanism = request.body.mechanism
-        if mechanism not in self.mechanisms:
+        # A re-authentication keeps its mechanism (Kafka's SaslServerAuthenticator).
+        offered = self.mechanisms if self.reauthenticating is None else (self.reauthenticating[1],)
+        if mechanism not in offered:
             answer = self._respond(
                 request,
                 error_code=wire.error_code(KafkaErrorCode.UNSUPPORTED_SASL_MECHANISM),
-                mechanisms=self.mechanisms,
+                mechanisms=offered,
             )
             return self._fail(f"Unsupported SASL mechanism {mechanism}", answer)
+        self.mechanism = mechanism
         self._server = self.security.sasl_server(mechanism, listener_name=self.listener_name)
         self._bare_tokens = request.api_version == 0
         self._enter(AuthenticatorState.AUTHENTICATE)
@@ -179,7 +196,10 @@ class Authenticator:
                     auth_bytes=b"",
                 )
             return self._fail(error.reason, answer)
-        return Reply(self._respond(request, error_code=wire.error_code(0), error_message=None, auth_bytes=challenge))
+        lifetime = datetime.timedelta(milliseconds=self.session_lifetime_ms or 0)  # kio's session_lifetime_ms
+        return Reply(self._respond(
+            request, error_code=wire.error_code(0), error_message=None, auth_bytes=challenge, session_lifetime=lifetime
+        ))
 
     def _bare_token(self, frame: bytes) -> Reply:
         try:
@@ -203,19 +223,33 @@ class Authenticator:
                 self.client_address, listener_name=self.listener_name, security_protocol=self.security_protocol
             )
             try:
-                self._principal = self.security.build_principal(context)
+                principal = self.security.build_principal(context)
             except (KafkaError, ValueError) as error:
                 raise SaslAuthenticationError(
                     "Failed to build the principal of an authenticated connection", reason=str(error)
                 ) from error
+            if self.reauthenticating is not None and principal != self.reauthenticating[0]:
+                message = f"Cannot change principals during re-authentication from {self.reauthenticating[0]}: {principal}"
+                raise SaslAuthenticationError(message, reason=message)
+            self._principal = principal
+            self.session_lifetime_ms = self._session_lifetime_ms(server)
             self._server = None
             self._enter(AuthenticatorState.COMPLETE)
         return challenge
 
+    def _session_lifetime_ms(self, server: SaslServer) -> int | None:
+        """Kafka's rule: the shorter of connections.max.reauth.ms and the time left on the
+        credential, never negative; None when neither bounds the session."""
+        expires_ms = getattr(server, "credential_lifetime_ms", None)
+        left_ms = None if expires_ms is None else max(0, expires_ms - self._clock_ms())
+        if self.max_reauth_ms > 0:
+            return self.max_reauth_ms if left_ms is None else min(left_ms, self.max_reauth_ms)
+        return left_ms
+
 
 def answer_after_login(request: wire.Request) -> bytes:
-    """SaslHandshake or SaslAuthenticate on a connection already logged in, answered as
-    KafkaApis does: ILLEGAL_SASL_STATE (kafkasec's endpoint does not re-authenticate, KIP-368)."""
+    """SaslHandshake or SaslAuthenticate on a connection logged in for good (no session end,
+    so no KIP-368 re-authentication), answered as KafkaApis does: ILLEGAL_SASL_STATE."""
     message = None
     if request.api_key == ApiKey.SASL_AUTHENTICATE:
         message = "SaslAuthenticate request received after successful authentication"

@@ -30,6 +30,8 @@ class KafkaConnection:
         self.client_id = client_id
         self._correlation_id = 0
         self._lock = asyncio.Lock()
+        self.session_lifetime_ms = 0
+        """What the last login's SaslAuthenticate said (KIP-368): 0, or when to log in again."""
 
     @classmethod
     async def open(cls, host: str, port: int, *, client_id: str | None = "kafkasec", timeout: float = 10.0) -> KafkaConnection:
@@ -88,4 +90,6 @@ class KafkaConnection:
         response = await self.request(wire.build(wire.request_schema(ApiKey.SASL_AUTHENTICATE, 2), auth_bytes=token))
         if int(response.error_code) != 0:
             raise SaslAuthenticationError(response.error_message, error_code=int(response.error_code))
+        # KIP-368: 0 when the session does not expire; call login() again before it ends.
+        self.session_lifetime_ms = int(response.session_lifetime.total_seconds() * 1000)
         return bytes(response.auth_bytes)

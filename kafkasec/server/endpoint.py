@@ -45,6 +45,8 @@ import os
 import threading
 import time
 
+from attrs import frozen
+
 from kafkasec.context import RequestContext
 from kafkasec.errors import KafkaError, KafkaErrorCode
 from kafkasec.principals.authentication import PlaintextAuthenticationContext, SslAuthenticationContext
@@ -70,6 +72,7 @@ DEFAULT_MAX_SASL_RECEIVE_BYTES = 524_288
 IDLE_TIMEOUT_MS = "connections.max.idle.ms"
 DEFAULT_IDLE_TIMEOUT_MS = 600_000
 SASL_ENABLED_MECHANISMS = "sasl.enabled.mechanisms"
+MAX_REAUTH_MS = "connections.max.reauth.ms"
 IO_THREADS = "num.io.threads"
 DEFAULT_IO_THREADS = min(8, os.cpu_count() or 1)
 INLINE_APIS = frozenset({
@@ -82,6 +85,17 @@ DEFAULT_CLUSTER_ID = "kafkasec-cluster"
 
 class ConnectionClosed(Exception):
     """The endpoint closes this connection; ``args[0]`` says why, for the log."""
+
+
+@frozen
+class _Session:
+    """A SASL login that lasts (KIP-368): its mechanism, and when it ends (time.monotonic())."""
+
+    mechanism: str
+    expires_at: float
+
+    def expired(self) -> bool:
+        return time.monotonic() >= self.expires_at
 
 
 class Endpoint:
@@ -127,6 +141,9 @@ class Endpoint:
         self.max_request_bytes = parse_count(config, MAX_REQUEST_BYTES, DEFAULT_MAX_REQUEST_BYTES, unit="bytes")
         self.max_sasl_receive_bytes = parse_count(config, MAX_SASL_RECEIVE_BYTES, DEFAULT_MAX_SASL_RECEIVE_BYTES, unit="bytes")
         self.idle_timeout_ms = parse_milliseconds(config, IDLE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS)
+        self.max_reauth_ms = parse_milliseconds(config, MAX_REAUTH_MS, 0)
+        self.reauthentications = 0
+        """How many times a connection re-authenticated (KIP-368), for tests and monitoring."""
         self.io_threads = parse_count(config, IO_THREADS, DEFAULT_IO_THREADS, unit="threads")
         if self.io_threads < 1:
             raise ValueError(f"{IO_THREADS} must be at least 1, not {self.io_threads}")
@@ -299,6 +316,7 @@ class Endpoint:
         await writer.drain()
 
     async def _serve(self, reader, writer, client_address: str) -> None:
+        session: _Session | None = None  # SASL connections whose login lasts a while (KIP-368)
         if self.security_protocol == "PLAINTEXT":
             principal = self.security.build_principal(PlaintextAuthenticationContext(client_address, self.listener_name))
         elif self.security_protocol == "SSL":
@@ -306,15 +324,26 @@ class Endpoint:
             certificate = None if tls is None else tls.getpeercert(binary_form=True)
             principal = self.security.build_principal(SslAuthenticationContext(certificate, client_address, self.listener_name))
         else:
-            principal = await self._login(reader, writer, client_address)
+            principal, session = await self._login(reader, writer, client_address)
         while True:
             frame = await self._read_frame(reader, writer, self.max_request_bytes)
+            if session is not None:
+                # KIP-368: a SaslHandshake starts a re-authentication; any other request after
+                # the session's end closes the connection, as Kafka's broker does.
+                if int.from_bytes(frame[:2], "big", signed=True) == ApiKey.SASL_HANDSHAKE:
+                    principal, session = await self._login(reader, writer, client_address, frame, renewing=(principal, session))
+                    self.reauthentications += 1
+                    continue
+                if session.expired():
+                    raise ConnectionClosed("the authentication session expired and the client did not re-authenticate")
             answer = await self._answer(principal, client_address, frame)
             if answer is None:
                 raise ConnectionClosed("the request is answered by closing the connection")
             await self._send(writer, answer)
 
-    async def _login(self, reader, writer, client_address: str):
+    async def _login(self, reader, writer, client_address: str, first_frame: bytes | None = None, renewing=None):
+        """Log the connection in (or, with ``renewing``, the principal and session being
+        renewed, re-authenticate it, starting from ``first_frame``): (principal, session)."""
         authenticator = Authenticator(
             self.security,
             client_address,
@@ -322,9 +351,14 @@ class Endpoint:
             listener_name=self.listener_name,
             security_protocol=self.security_protocol,
             mechanisms=self.mechanisms,
+            max_reauth_ms=self.max_reauth_ms,
+            reauthenticating=None if renewing is None else (renewing[0], renewing[1].mechanism),
         )
         while not authenticator.is_complete:
-            frame = await self._read_frame(reader, writer, self.max_sasl_receive_bytes, before_login=True)
+            if first_frame is not None:
+                frame, first_frame = first_frame, None
+            else:
+                frame = await self._read_frame(reader, writer, self.max_sasl_receive_bytes, before_login=True)
             reply = authenticator.receive(frame)
             if reply.delay_ms:
                 await asyncio.sleep(reply.delay_ms / 1000)
@@ -332,7 +366,11 @@ class Endpoint:
                 await self._send(writer, reply.frame)
             if reply.close:
                 raise ConnectionClosed(f"login failed: {reply.reason}")
-        return authenticator.principal
+        lifetime_ms = authenticator.session_lifetime_ms
+        assert authenticator.mechanism is not None  # chosen by the handshake, before COMPLETE
+        expires = None if lifetime_ms is None else time.monotonic() + lifetime_ms / 1000
+        session = None if expires is None else _Session(authenticator.mechanism, expires)
+        return authenticator.principal, session
 
     async def _answer(self, principal, client_address: str, frame: bytes) -> bytes | None:
         """The response frame to an authenticated request; None closes the connection."""

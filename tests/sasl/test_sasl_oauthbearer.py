@@ -50,7 +50,7 @@ def test_an_unsecured_token_logs_in_with_its_extensions():
     assert server.evaluate_response(client_first(token, nineteen="42", traceId="abc")) == b""
     assert server.is_complete and server.authorization_id == "alice"
     assert server.extensions == {"nineteen": "42", "traceId": "abc"}
-    assert server.token.scope == {"read", "write"} and server.session_lifetime_ms == (NOW + 60) * 1000
+    assert server.token.scope == {"read", "write"} and server.credential_lifetime_ms == (NOW + 60) * 1000
     assert server.authentication_context("10.0.0.1").mechanism == "OAUTHBEARER"
 
 
