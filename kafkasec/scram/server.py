@@ -51,7 +51,7 @@ TOKEN_AUTH_CONFIG = "tokenauth"
 """The SCRAM extension by which a client logs in with a delegation token (ScramLoginModule)."""
 
 CredentialCallback = Callable[[str], "ScramCredential | None"]
-TokenCallback = Callable[[str], "tuple[str, ScramCredential | None] | None"]
+TokenCallback = Callable[[str], "tuple[str, ScramCredential | None] | tuple[str, ScramCredential | None, int] | None"]
 
 
 class ScramServerState(enum.Enum):
@@ -216,7 +216,8 @@ class ScramServer(SaslExchange):
 
     ``credential_callback(username)`` returns the user's :class:`ScramCredential` for this
     mechanism, or None when there is none. ``token_callback(token_id)`` serves logins with the
-    ``tokenauth=true`` extension: the delegation token's ``(owner, credential)`` (the credential
+    ``tokenauth=true`` extension: the delegation token's ``(owner, credential)``, or
+    ``(owner, credential, expiry_ms)`` so that the session ends with the token (KIP-368) (the credential
     None if the token has none for this mechanism), or None for an unknown token; without a
     token_callback every token is unknown. The SCRAM password of a token is the standard base64
     of its HMAC and its owner becomes the authorization id. ``nonce_factory()`` returns the
@@ -261,6 +262,7 @@ class ScramServer(SaslExchange):
         self._token_callback = token_callback
         self._nonce_factory = nonce_factory
         super().__init__()
+        self._token_expiry_ms: int | None = None
         self._token_authenticated = False
         # Held between the two client messages only; dropped when the exchange ends.
         self._credential: ScramCredential | None = None
@@ -288,6 +290,13 @@ class ScramServer(SaslExchange):
         return self.mechanism.mechanism_name
 
     @property
+    def credential_lifetime_ms(self) -> int | None:
+        """A token login's token expiry (epoch ms), as Kafka's CREDENTIAL_LIFETIME_MS; None for a
+        password login."""
+        self._require_complete()
+        return self._token_expiry_ms
+
+    @property
     def token_authenticated(self) -> bool:
         """Whether the client logged in with a delegation token (``tokenauth=true``)."""
         self._require_complete()
@@ -313,7 +322,7 @@ class ScramServer(SaslExchange):
             token = self._call(self._token_callback, username) if self._token_callback else None
             if token is None:
                 raise self._refuse(f"Token Authentication failed: Invalid tokenId : {username}")
-            owner, credential = _token_answer(token)
+            owner, credential, self._token_expiry_ms = _token_answer(token)
             self._authorization_id, self._token_authenticated = owner, True
         else:
             credential = _credential_answer(self._call(self._credential_callback, username))
@@ -397,7 +406,11 @@ def _credential_answer(credential) -> ScramCredential | None:
     return credential
 
 
-def _token_answer(token) -> tuple[str, ScramCredential | None]:
-    if not (isinstance(token, tuple) and len(token) == 2 and isinstance(token[0], str)):
-        raise TypeError(f"token_callback must return (owner, credential) or None, not {token!r}")
-    return token[0], _credential_answer(token[1])
+def _token_answer(token) -> tuple[str, ScramCredential | None, int | None]:
+    """(owner, credential, expiry in epoch ms or None) from a token_callback's answer."""
+    if not (isinstance(token, tuple) and len(token) in (2, 3) and isinstance(token[0], str)):
+        raise TypeError(f"token_callback must return (owner, credential[, expiry_ms]) or None, not {token!r}")
+    expiry_ms = token[2] if len(token) == 3 else None
+    if expiry_ms is not None and (not isinstance(expiry_ms, int) or isinstance(expiry_ms, bool)):
+        raise TypeError(f"a token's expiry is epoch milliseconds (an int), not {expiry_ms!r}")
+    return token[0], _credential_answer(token[1]), expiry_ms

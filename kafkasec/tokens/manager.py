@@ -277,10 +277,11 @@ class DelegationTokenManager:
         entry = self._tokens.get(token_id)
         return None if entry is None else entry[0].hmac
 
-    def token_login(self, token_id: str, mechanism: ScramMechanism | str | int) -> tuple[str, ScramCredential] | None:
-        """For a SCRAM login with ``tokenauth=true``: the owner's name and the token's SCRAM
+    def token_login(self, token_id: str, mechanism: ScramMechanism | str | int) -> tuple[str, ScramCredential, int] | None:
+        """For a SCRAM login with ``tokenauth=true``: the owner's name, the token's SCRAM
         credential (password: the standard base64 of the HMAC, 4096 iterations, as Kafka's
-        token cache derives it), or None for an unknown or expired token."""
+        token cache derives it) and its expiry (epoch ms: the session ends with it, KIP-368),
+        or None for an unknown or expired token."""
         mechanism = ScramMechanism.coerce(mechanism)
         entry = self._tokens.get(token_id)
         if entry is None or entry[0].info.is_expired(self.clock()):
@@ -289,7 +290,7 @@ class DelegationTokenManager:
         credential = self._scram.get(token.hmac, {}).get(mechanism)
         if credential is None:  # removed between the two lookups
             return None
-        return token.info.owner.name, credential
+        return token.info.owner.name, credential, token.info.expiry_timestamp
 
     # ------------------------------------------------------------------ expiry sweeper
 

@@ -94,3 +94,24 @@ def test_librdkafkas_unsecured_jwt_logs_in_against_the_unsecured_validator(tmp_p
                 "sasl.oauthbearer.config": "principal=alice scope=kafka",
             })
             assert sorted(client.list_topics(timeout=10).topics) == ["orders"]
+
+
+def test_kafka_python_logs_in_with_a_jwt_and_its_extensions(jwt_endpoint, provider):
+    from kafka import KafkaAdminClient
+    from kafka.net.sasl.oauth import AbstractTokenProvider
+
+    class IdentityProviderTokens(AbstractTokenProvider):
+        def token(self):
+            return provider.token("alice")
+
+        def extensions(self):
+            return {"traceId": "kafka-python"}
+
+    client = KafkaAdminClient(
+        bootstrap_servers=jwt_endpoint.bootstrap, security_protocol="SASL_PLAINTEXT", sasl_mechanism="OAUTHBEARER",
+        sasl_oauth_token_provider=IdentityProviderTokens(), request_timeout_ms=10_000,
+    )
+    try:
+        assert client.list_topics() == ["orders"]
+    finally:
+        client.close()

@@ -824,3 +824,23 @@ def test_server_docs_examples_run():
     assert blocks, "the server section of docs/scram.md has no python example"
     for number, block in enumerate(blocks):
         exec(compile(block, f"docs/scram.md server block {number}", "exec"), {})
+
+
+def test_a_token_logins_credential_lifetime_is_the_tokens_expiry():
+    from kafkasec.scram.client import ScramClient
+
+    expiry_ms = 1_900_000_000_000
+    server = server_for(
+        "SCRAM-SHA-256", nonce=RFC_SERVER_NONCE,
+        token_callback=lambda token_id: ("alice", TOKEN_CREDENTIALS["SCRAM-SHA-256"], expiry_ms),
+    )
+    client = ScramClient("SCRAM-SHA-256", "token-1", TOKEN_PASSWORD, token_auth=True)
+    client.verify_server_final(server.evaluate_response(client.final_message(server.evaluate_response(client.first_message()))))
+    assert server.token_authenticated and server.credential_lifetime_ms == expiry_ms
+    password_login = server_for("SCRAM-SHA-256")
+    user = ScramClient("SCRAM-SHA-256", "alice", PASSWORDS["alice"])
+    user.verify_server_final(password_login.evaluate_response(user.final_message(password_login.evaluate_response(user.first_message()))))
+    assert password_login.credential_lifetime_ms is None  # a password does not expire
+    with pytest.raises(TypeError, match="epoch milliseconds"):
+        bad = server_for("SCRAM-SHA-256", token_callback=lambda token_id: ("alice", TOKEN_CREDENTIALS["SCRAM-SHA-256"], "soon"))
+        bad.evaluate_response(ScramClient("SCRAM-SHA-256", "t", TOKEN_PASSWORD, token_auth=True).first_message())
