@@ -130,6 +130,10 @@ BUILTIN_SETTINGS = (
     _s("socket.request.max.bytes", "count", 104_857_600, "kafkasec.server", "the largest request accepted"),
     _s("sasl.server.max.receive.size", "count", 524_288, "kafkasec.server", "the largest frame before login"),
     _s("connections.max.idle.ms", "milliseconds", 600_000, "kafkasec.server", "idle connections are closed after this"),
+    _s("listeners", "list", None, "kafkasec.server",
+       "NAME://host:port of each listener kafkasec serve opens (see listener.security.protocol.map)"),
+    _s("listener.security.protocol.map", "list", "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+       "kafkasec.server", "each listener name's security protocol, NAME:PROTOCOL"),
     _s("connections.max.reauth.ms", "milliseconds", 0, "kafkasec.server",
        "KIP-368: how long a SASL login lasts before the client must re-authenticate (0: forever, "
        "or until the credential expires)"),

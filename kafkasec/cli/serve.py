@@ -40,7 +40,8 @@ def register(commands) -> None:
         parents=[global_options(argparse.SUPPRESS)],
     )
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=9092, help="the port to listen on (default: 9092; 0: any free port)")
+    parser.add_argument("--port", type=int, default=None,
+                        help="the port to listen on (default: 9092; 0: any free port); or set Kafka's 'listeners'")
     parser.add_argument("--node-id", type=int, default=1, help="this node's id (default: 1)")
     parser.add_argument("--cluster-id", default="kafkasec-cluster", help="the cluster id clients are told")
     parser.add_argument("--catalogue", metavar="FILE", help='a JSON file {"topics": [...], "groups": [...]}')
@@ -93,6 +94,19 @@ def _controller_address(text: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+def _check_listeners(args, config) -> None:
+    from kafkasec.server.listeners import parse_listeners
+
+    try:
+        listeners = parse_listeners(config)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if listeners and (args.port is not None or args.security_protocol != "SASL_PLAINTEXT"):
+        raise UsageError("the 'listeners' setting names the listeners: --port and --security-protocol go without it")
+    if listeners and args.process_roles == CONTROLLER:
+        raise UsageError("a controller listens on --host and --port; 'listeners' are a broker's")
+
+
 def _check(args) -> None:
     forwards = args.controller_port is not None or args.controller_bootstrap_server is not None
     if args.controller_port is not None and args.controller_bootstrap_server is not None:
@@ -109,6 +123,7 @@ def _check(args) -> None:
 
 async def _serve(args, security, catalogue) -> None:
     from kafkasec.server import ControllerLink, Endpoint
+    from kafkasec.server.listeners import Listener, parse_listeners
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -125,7 +140,7 @@ async def _serve(args, security, catalogue) -> None:
     try:
         link = None
         if args.process_roles == CONTROLLER:
-            await start(Endpoint(security, catalogue, host=args.host, port=args.port,
+            await start(Endpoint(security, catalogue, host=args.host, port=9092 if args.port is None else args.port,
                                  listener_name=CONTROLLER_LISTENER, **node))
         else:
             if args.controller_port is not None:
@@ -139,8 +154,14 @@ async def _serve(args, security, catalogue) -> None:
                 link = ControllerLink(controller_host, controller_port, mechanism=args.broker_mechanism,
                                       username=args.broker_user,
                                       password=_password(args.broker_password_file))
-            await start(Endpoint(security, catalogue, host=args.host, port=args.port,
-                                 security_protocol=args.security_protocol, controller=link, **node))
+            listeners = parse_listeners(security.config)
+            if not listeners:  # --host, --port and --security-protocol make the one listener
+                listeners = [Listener(args.security_protocol, args.host, 9092 if args.port is None else args.port,
+                                      args.security_protocol)]
+            for listener in listeners:
+                await start(Endpoint(security, catalogue, host=listener.host, port=listener.port,
+                                     listener_name=listener.name, security_protocol=listener.security_protocol,
+                                     controller=link, **node))
         await stop.wait()
     finally:
         for endpoint in reversed(started):
@@ -160,6 +181,7 @@ def run(args) -> int:
     serves_controller = args.controller_port is not None or args.process_roles == CONTROLLER
     overrides = {CONTROLLER_LISTENER_NAMES: CONTROLLER_LISTENER} if serves_controller else {}
     with open_security(args, overrides=overrides) as security:
+        _check_listeners(args, security.config)
         # The handler threads are CPU-bound at times (a large Metadata answer); a shorter
         # switch interval hands the interpreter lock back to the loop and the logins sooner.
         sys.setswitchinterval(SWITCH_INTERVAL_S)

@@ -116,9 +116,14 @@ def test_serve_with_a_controller_forwards_admin_writes(files, mechanism):
         (["serve", "--process-roles", "controller", "--controller-port", "0"], 2, "forwards to nobody"),
         (["serve", "--catalogue", "missing.json"], 1, "missing.json"),
         (["serve", "--security-protocol", "SSH"], 2, "invalid choice"),
+        (["--config", "listeners.properties", "serve", "--port", "9092"], 2, "--port and --security-protocol go without it"),
+        (["--config", "bad-listeners.properties", "serve"], 2, "No security protocol defined for listener CLIENT"),
     ],
 )
 def test_bad_command_lines(files, capsys, monkeypatch, arguments, status, message):
+    (files / "listeners.properties").write_text("listeners=PLAINTEXT://127.0.0.1:0\n", encoding="utf-8")
+    (files / "bad-listeners.properties").write_text("listeners=CLIENT://127.0.0.1:0\n", encoding="utf-8")
+    monkeypatch.chdir(files)  # the properties files above are named relative to it
     got, _, err = Cli(str(files / "state.db"), capsys, monkeypatch)(*arguments)
     assert got == status and message in err
 
@@ -150,3 +155,31 @@ def test_serve_logs_a_refused_login_at_info(files):
         assert process.wait(10) == 0
     log = process.stderr.read()
     assert "INFO kafkasec.server" in log and "login failed" in log and "not-her-password" not in log
+
+
+def test_serve_opens_the_listeners_kafkas_settings_name(files):
+    (files / "server.properties").write_text(
+        "super.users=User:admin;User:broker\n"
+        "listeners=INTERNAL://127.0.0.1:0,OPEN://127.0.0.1:0\n"
+        "listener.security.protocol.map=INTERNAL:SASL_PLAINTEXT,OPEN:PLAINTEXT\n",
+        encoding="utf-8",
+    )
+    command = [sys.executable, "-m", "kafkasec.cli", "--state", str(files / "state.db"), "--config",
+               str(files / "server.properties"), "serve", "--catalogue", str(files / "catalogue.json")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=files)
+    try:
+        lines = [process.stdout.readline() for _ in range(2)]
+        listeners = {line.split()[2]: line.split()[-1] for line in lines}
+        assert sorted(listeners) == ["INTERNAL", "OPEN"], lines
+        assert run(topics_and_acl_change(Address(listeners["INTERNAL"]))) == (["audit", "orders"], 0)
+
+        async def anonymous_metadata():
+            from kafkasec.server import KafkaConnection
+
+            address = Address(listeners["OPEN"])
+            async with await KafkaConnection.open(address.host, address.port) as connection:
+                return (await connection.request(wire.build(wire.request_schema(3, 12), topics=None))).topics
+
+        assert run(anonymous_metadata()) == ()  # User:ANONYMOUS may describe nothing
+    finally:
+        stop(process)
