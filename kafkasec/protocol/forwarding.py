@@ -36,6 +36,7 @@ from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.errors import ApiError
 from kafkasec.protocol.forwardable import CLUSTER, FORWARDABLE_APIS
 from kafkasec.settings import CONTROLLER_LISTENER_NAMES, INTER_BROKER_LISTENER_NAME
+from kafkasec.state_machine import Transitions
 
 ENVELOPE_VERSION = 0
 DEFAULT_TIMEOUT_MS = 30_000
@@ -53,12 +54,15 @@ class ForwardingState(enum.Enum):
 
 
 _S = ForwardingState
-_TRANSITIONS = {
-    ("send_envelope", _S.READY_TO_SEND): {_S.AWAITING_RESPONSE, _S.DONE},
-    ("receive_envelope_response", _S.AWAITING_RESPONSE): {_S.READY_TO_SEND, _S.DONE},
-    ("connection_lost", _S.AWAITING_RESPONSE): {_S.READY_TO_SEND, _S.DONE},
-}
-"""(method, state it may be called in) -> the states it may lead to."""
+_TRANSITIONS = Transitions(
+    {
+        (_S.READY_TO_SEND, "send_envelope"): {_S.AWAITING_RESPONSE, _S.DONE},
+        (_S.AWAITING_RESPONSE, "receive_envelope_response"): {_S.READY_TO_SEND, _S.DONE},
+        (_S.AWAITING_RESPONSE, "connection_lost"): {_S.READY_TO_SEND, _S.DONE},
+    },
+    ForwardingStateError,
+)
+"""(state, the method called in it) -> the states it may lead to."""
 
 
 def _envelope_types():
@@ -113,8 +117,9 @@ class ForwardingExchange:
         screening = self.api.screen(security, context, self.request.body, self.request.api_version)
         self._merge = screening.merge
         self._screened = screening.forward is not self.request.body
-        if screening.forward is None:
-            self._finish_with(screening.local_response)
+        if screening.forward is None:  # refused or answered whole here: done from the start
+            self.client_response = self._encoded(screening.local_response)
+            self.state = ForwardingState.DONE
             return
         self._inner_frame = (
             wire.encode(self.request.header) + wire.encode(screening.forward) if self._screened else bytes(request_frame)
@@ -123,24 +128,21 @@ class ForwardingExchange:
         self.state = ForwardingState.READY_TO_SEND
 
     def _move(self, method: str, new_state: ForwardingState) -> None:
-        allowed = _TRANSITIONS.get((method, self.state))
-        if allowed is None:
-            raise ForwardingStateError(f"{method}() cannot be called in state {self.state.name}")
-        assert new_state in allowed, (method, self.state, new_state)
-        self.state = new_state
+        self.state = _TRANSITIONS.move(self.state, method, new_state)
 
     def _check_state(self, method: str) -> None:
-        if (method, self.state) not in _TRANSITIONS:
-            raise ForwardingStateError(f"{method}() cannot be called in state {self.state.name}")
+        _TRANSITIONS.check(self.state, method)
 
-    def _finish_with(self, body) -> None:
-        self.client_response = None if body is None else wire.encode_response(body, correlation_id=self._correlation_id)
-        self.state = ForwardingState.DONE
+    def _encoded(self, body) -> bytes | None:
+        return None if body is None else wire.encode_response(body, correlation_id=self._correlation_id)
+
+    def _finish_with(self, method: str, body) -> None:
+        self.client_response = self._encoded(body)
+        self._move(method, ForwardingState.DONE)
 
     def _fail(self, method: str, code: KafkaErrorCode, message: str | None = None) -> None:
-        self._check_state(method)
         body = self.api.error_response(self.request.body, self.request.api_version, ApiError.of(code, message))
-        self._finish_with(body)
+        self._finish_with(method, body)
 
     def send_envelope(self, *, now_ms: int, correlation_id: int = 0) -> bytes | None:
         """The envelope frame to send to the controller now, or None when the deadline has
@@ -175,21 +177,21 @@ class ForwardingExchange:
             self._retry("receive_envelope_response", now_ms)
         elif code == KafkaErrorCode.UNSUPPORTED_VERSION:
             # Kafka closes the client's connection so that it re-reads the API versions.
-            self._finish_with(None)
+            self._finish_with("receive_envelope_response", None)
         elif code != 0 or envelope.response_data is None:
             # A broken envelope means broker misconfiguration (e.g. no principal serde on the
             # controller): the client learns that something is wrong, not a code it cannot expect.
             self._fail("receive_envelope_response", KafkaErrorCode.UNKNOWN_SERVER_ERROR)
         elif not self._screened:
             self.client_response = bytes(envelope.response_data)
-            self.state = ForwardingState.DONE
+            self._move("receive_envelope_response", ForwardingState.DONE)
         else:
             try:
                 _, inner = wire.decode_response(envelope.response_data, self.request.api_key, self.request.api_version)
             except KafkaError:
                 self._fail("receive_envelope_response", KafkaErrorCode.UNKNOWN_SERVER_ERROR)
                 return
-            self._finish_with(self._merge(inner))
+            self._finish_with("receive_envelope_response", self._merge(inner))
 
     def connection_lost(self, *, now_ms: int) -> None:
         """The connection to the controller broke before its answer came: send again."""

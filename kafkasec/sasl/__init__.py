@@ -11,9 +11,18 @@
 SCRAM's mechanisms are served by :mod:`kafkasec.scram.mechanism`.
 """
 
-from kafkasec.sasl.exchange import SaslExchange
+from kafkasec.sasl.exchange import SaslExchange, sasl_transitions
 from kafkasec.sasl.jaas import LoginModule, parse_jaas_config
 from kafkasec.sasl.mechanisms import SaslMechanism, SaslMechanisms, SaslServer
 from kafkasec.sasl.plain import PlainServer
 
-__all__ = ["LoginModule", "PlainServer", "SaslExchange", "SaslMechanism", "SaslMechanisms", "SaslServer", "parse_jaas_config"]
+__all__ = [
+    "LoginModule",
+    "PlainServer",
+    "SaslExchange",
+    "SaslMechanism",
+    "SaslMechanisms",
+    "SaslServer",
+    "parse_jaas_config",
+    "sasl_transitions",
+]

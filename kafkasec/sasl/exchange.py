@@ -2,30 +2,42 @@
 
 A mechanism's server is handed the client's bytes, one message at a time, and returns its
 answer (Kafka's ``SaslServer.evaluateResponse``). Its states are an enum; which method takes a
-message in which state, and the state it leads to, is one table (``TRANSITIONS``); a message
-in any other state is an :class:`~kafkasec.errors.IllegalSaslStateError` (34), and whatever
-goes wrong leaves the exchange FAILED for good. Subclasses write the steps, never the state.
+message in which state, and the states it may lead to, is one table (``TRANSITIONS``, a
+:class:`kafkasec.state_machine.Transitions`); a message in any other state is an
+:class:`~kafkasec.errors.IllegalSaslStateError` (34), and whatever goes wrong leaves the
+exchange FAILED for good. Subclasses write the steps, never the state.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Any, ClassVar, Mapping
+from typing import ClassVar, Iterable, Mapping
 
 from kafkasec.errors import IllegalSaslStateError, SaslAuthenticationError
 from kafkasec.principals.authentication import SaslAuthenticationContext
+from kafkasec.state_machine import OUT_OF_TURN, Transitions
+
+
+def sasl_transitions(steps: Mapping[enum.Enum, tuple[str, Iterable[enum.Enum]]], failed: enum.Enum) -> Transitions:
+    """A mechanism's table from its steps: state -> (the method that takes the client's message
+    in that state, the states it may lead to). Any step may also fail, and a message in a state
+    with no step (COMPLETE, FAILED) is out of turn: both lead to ``failed``."""
+    return Transitions.failing(
+        {(state, method): set(targets) for state, (method, targets) in steps.items()}, failed, IllegalSaslStateError
+    )
 
 
 class SaslExchange:
-    """Base of a mechanism's server: ``TRANSITIONS`` maps a state to (the method that takes
-    the client's message in it, the state it leads to); ``COMPLETE`` and ``FAILED`` end it.
-    Where a step may lead to one of several states, the table lists them in a tuple and the
-    method returns ``(challenge, state)``."""
+    """Base of a mechanism's server: ``TRANSITIONS`` (made by :func:`sasl_transitions`) says
+    which method takes the client's message in each state and where it may lead; ``INITIAL``,
+    ``COMPLETE`` and ``FAILED`` name the states that start and end it. A step with one possible
+    next state returns its challenge; a step with several returns ``(challenge, state)``."""
 
-    TRANSITIONS: ClassVar[Mapping[Any, tuple[str, Any]]]  # over each subclass's own state enum
+    TRANSITIONS: ClassVar[Transitions]
     INITIAL: ClassVar[enum.Enum]
     COMPLETE: ClassVar[enum.Enum]
     FAILED: ClassVar[enum.Enum]
+
     @property
     def mechanism_name(self) -> str:
         """The SASL name of the mechanism (``PLAIN``, ``SCRAM-SHA-256``, ...)."""
@@ -65,23 +77,24 @@ class SaslExchange:
         """Take the client's next message and return the server's answer to it."""
         if not isinstance(response, (bytes, bytearray, memoryview)):
             raise TypeError(f"a {self.mechanism_name} client message is bytes, not {type(response).__name__}")
-        step = self.TRANSITIONS.get(self._state)
+        state = self._state
+        steps = self.TRANSITIONS.events(state)
+        if not steps:
+            # As in Kafka, a message after the end leaves the exchange FAILED, even a complete one.
+            self._end(self.TRANSITIONS.move(state, OUT_OF_TURN, self.FAILED))
+            raise IllegalSaslStateError(f"Unexpected challenge in Sasl server state {state.name}")
+        (method,) = steps
         try:
-            if step is None:
-                raise IllegalSaslStateError(f"Unexpected challenge in Sasl server state {self._state.name}")
-            method, next_states = step
             answer = getattr(self, method)(bytes(response))
-            # A step with several possible next states says which, from the table's tuple.
-            if isinstance(next_states, tuple):
-                challenge, next_state = answer
-                if next_state not in next_states:
-                    raise AssertionError(f"{method} led to {next_state}, which the table does not allow")
-            else:
-                challenge, next_state = answer, next_states
         except BaseException:
             # Whatever went wrong, a half-done step must not be resumed.
-            self._end(self.FAILED)
+            self._end(self.TRANSITIONS.move(state, method, self.FAILED))
             raise
+        if isinstance(answer, tuple):
+            challenge, next_state = answer
+        else:
+            challenge, next_state = answer, self.TRANSITIONS.success(state, method, self.FAILED)
+        next_state = self.TRANSITIONS.move(state, method, next_state)
         if next_state is self.COMPLETE:
             self._end(next_state)
         else:
@@ -110,7 +123,8 @@ class SaslExchange:
             raise IllegalSaslStateError(f"Authentication exchange has not completed (state {self._state.name})")
 
     def _end(self, state: enum.Enum) -> None:
-        """Enter COMPLETE or FAILED; a subclass drops what it held for the exchange here."""
+        """Enter COMPLETE or FAILED (a state the table led to); a subclass drops what it held
+        for the exchange here."""
         self._state = state
 
     def _refusal(

@@ -31,7 +31,7 @@ from attrs import field, frozen
 
 from kafkasec.errors import SaslAuthenticationError
 from kafkasec.hookspecs import hookimpl
-from kafkasec.sasl.exchange import SaslExchange
+from kafkasec.sasl.exchange import SaslExchange, sasl_transitions
 from kafkasec.sasl.jaas import jaas_config_key, parse_jaas_config
 from kafkasec.sasl.mechanisms import SaslMechanism
 
@@ -99,10 +99,13 @@ _S = OAuthBearerServerState
 class OAuthBearerServer(SaslExchange):
     """The server side of one SASL/OAUTHBEARER exchange, checking tokens with ``validator``."""
 
-    TRANSITIONS = {
-        _S.RECEIVE_CLIENT_FIRST_MESSAGE: ("_receive_client_first", (_S.COMPLETE, _S.RECEIVE_ERROR_ACKNOWLEDGEMENT)),
-        _S.RECEIVE_ERROR_ACKNOWLEDGEMENT: ("_receive_error_acknowledgement", _S.FAILED),
-    }
+    TRANSITIONS = sasl_transitions(
+        {
+            _S.RECEIVE_CLIENT_FIRST_MESSAGE: ("_receive_client_first", {_S.COMPLETE, _S.RECEIVE_ERROR_ACKNOWLEDGEMENT}),
+            _S.RECEIVE_ERROR_ACKNOWLEDGEMENT: ("_receive_error_acknowledgement", set()),  # always refuses
+        },
+        _S.FAILED,
+    )
     INITIAL, COMPLETE, FAILED = _S.RECEIVE_CLIENT_FIRST_MESSAGE, _S.COMPLETE, _S.FAILED
 
     def __init__(self, validator: TokenValidator, *, failed_authentication_delay_ms: int = 100):

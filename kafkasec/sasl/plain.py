@@ -20,7 +20,7 @@ from typing import Callable
 
 from kafkasec.errors import SaslAuthenticationError
 from kafkasec.hookspecs import hookimpl
-from kafkasec.sasl.exchange import SaslExchange
+from kafkasec.sasl.exchange import SaslExchange, sasl_transitions
 from kafkasec.sasl.jaas import jaas_config_key, parse_jaas_config
 from kafkasec.sasl.mechanisms import SaslMechanism
 
@@ -42,7 +42,9 @@ class PlainServer(SaslExchange):
     """The server side of one SASL/PLAIN exchange. ``authenticate(username, password)`` says
     whether the password is right (an exception there is Kafka's "could not be verified")."""
 
-    TRANSITIONS = {PlainServerState.RECEIVE_RESPONSE: ("_receive_response", PlainServerState.COMPLETE)}
+    TRANSITIONS = sasl_transitions(
+        {PlainServerState.RECEIVE_RESPONSE: ("_receive_response", {PlainServerState.COMPLETE})}, PlainServerState.FAILED
+    )
     INITIAL, COMPLETE, FAILED = PlainServerState.RECEIVE_RESPONSE, PlainServerState.COMPLETE, PlainServerState.FAILED
 
     def __init__(self, authenticate: Callable[[str, str], bool], *, failed_authentication_delay_ms: int = 100):

@@ -21,6 +21,7 @@ import re
 from kafkasec.errors import IllegalSaslStateError, SaslAuthenticationError
 from kafkasec.scram.credentials import ScramFormatter
 from kafkasec.scram.server import TOKEN_AUTH_CONFIG, ScramServer, sasl_name, secure_random_string
+from kafkasec.state_machine import OUT_OF_TURN, Transitions
 
 
 class ScramClientState(enum.Enum):
@@ -32,12 +33,16 @@ class ScramClientState(enum.Enum):
 
 
 _C = ScramClientState
-_TRANSITIONS = {
-    "first_message": (_C.SEND_CLIENT_FIRST_MESSAGE, _C.RECEIVE_SERVER_FIRST_MESSAGE),
-    "final_message": (_C.RECEIVE_SERVER_FIRST_MESSAGE, _C.RECEIVE_SERVER_FINAL_MESSAGE),
-    "verify_server_final": (_C.RECEIVE_SERVER_FINAL_MESSAGE, _C.COMPLETE),
-}
-"""call -> (the state it needs, the state it leads to); any failure leads to FAILED."""
+_TRANSITIONS = Transitions.failing(
+    {
+        (_C.SEND_CLIENT_FIRST_MESSAGE, "first_message"): {_C.RECEIVE_SERVER_FIRST_MESSAGE},
+        (_C.RECEIVE_SERVER_FIRST_MESSAGE, "final_message"): {_C.RECEIVE_SERVER_FINAL_MESSAGE},
+        (_C.RECEIVE_SERVER_FINAL_MESSAGE, "verify_server_final"): {_C.COMPLETE},
+    },
+    _C.FAILED,
+    IllegalSaslStateError,
+)
+"""(state, call) -> the state it leads to; any failure, and a call out of turn, lead to FAILED."""
 
 _SERVER_FIRST = re.compile(r"r=(?P<nonce>[\x21-\x2b\x2d-\x7e]+),s=(?P<salt>[A-Za-z0-9+/=]+),i=(?P<iterations>[0-9]{1,9})(?:,.*)?")
 _SERVER_FINAL = re.compile(r"(?:e=(?P<error>[^,]*)|v=(?P<signature>[A-Za-z0-9+/=]+))(?:,.*)?")
@@ -90,16 +95,16 @@ class ScramClient:
         return self._state is ScramClientState.COMPLETE
 
     def _step(self, call: str, work):
-        needed, next_state = _TRANSITIONS[call]
-        if self._state is not needed:
-            self._state = ScramClientState.FAILED
-            raise IllegalSaslStateError(f"{call} is not allowed in SCRAM client state {needed.name}")
+        state = self._state
+        if not _TRANSITIONS.allows(state, call):
+            self._state = _TRANSITIONS.move(state, OUT_OF_TURN, _C.FAILED)
+            raise IllegalSaslStateError(f"{call} is not allowed in SCRAM client state {state.name}")
         try:
             result = work()
         except BaseException:
-            self._state = ScramClientState.FAILED
+            self._state = _TRANSITIONS.move(state, call, _C.FAILED)
             raise
-        self._state = next_state
+        self._state = _TRANSITIONS.move(state, call, _TRANSITIONS.success(state, call, _C.FAILED))
         return result
 
     def first_message(self) -> bytes:

@@ -34,7 +34,7 @@ from collections import Counter
 from typing import Callable, Iterable
 
 from kafkasec.errors import KafkaError, SaslAuthenticationError
-from kafkasec.sasl.exchange import SaslExchange
+from kafkasec.sasl.exchange import SaslExchange, sasl_transitions
 from kafkasec.scram.credentials import (
     MIN_ITERATIONS,
     ScramCredential,
@@ -64,10 +64,13 @@ class ScramServerState(enum.Enum):
 
 
 _S = ScramServerState
-TRANSITIONS = {
-    _S.RECEIVE_CLIENT_FIRST_MESSAGE: ("_receive_client_first", _S.RECEIVE_CLIENT_FINAL_MESSAGE),
-    _S.RECEIVE_CLIENT_FINAL_MESSAGE: ("_receive_client_final", _S.COMPLETE),
-}
+TRANSITIONS = sasl_transitions(
+    {
+        _S.RECEIVE_CLIENT_FIRST_MESSAGE: ("_receive_client_first", {_S.RECEIVE_CLIENT_FINAL_MESSAGE}),
+        _S.RECEIVE_CLIENT_FINAL_MESSAGE: ("_receive_client_final", {_S.COMPLETE}),
+    },
+    _S.FAILED,
+)
 """state -> (the method that takes the client's message in it, the state it leads to).
 
 Any failure leads to FAILED. In a state not listed (COMPLETE, FAILED) a client message is an

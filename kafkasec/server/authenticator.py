@@ -25,13 +25,14 @@ from typing import Callable
 
 from attrs import frozen
 
-from kafkasec.errors import KafkaError, KafkaErrorCode, SaslAuthenticationError
+from kafkasec.errors import IllegalSaslStateError, KafkaError, KafkaErrorCode, SaslAuthenticationError
 from kafkasec.principals.principal import KafkaPrincipal
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.api_versions import VersionRanges, answer_api_versions
 from kafkasec.protocol.errors import ApiError
 from kafkasec.sasl.mechanisms import SaslServer
+from kafkasec.state_machine import OUT_OF_TURN, Transitions
 
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 
@@ -49,14 +50,27 @@ class AuthenticatorState(enum.Enum):
 
 
 _S = AuthenticatorState
-_TRANSITIONS: dict[tuple[AuthenticatorState, int], set[AuthenticatorState]] = {
-    (_S.HANDSHAKE_OR_VERSIONS_REQUEST, ApiKey.API_VERSIONS): {_S.HANDSHAKE_OR_VERSIONS_REQUEST, _S.HANDSHAKE_REQUEST},
-    (_S.HANDSHAKE_OR_VERSIONS_REQUEST, ApiKey.SASL_HANDSHAKE): {_S.AUTHENTICATE, _S.FAILED},
-    (_S.HANDSHAKE_REQUEST, ApiKey.SASL_HANDSHAKE): {_S.AUTHENTICATE, _S.FAILED},
-    (_S.AUTHENTICATE, ApiKey.SASL_AUTHENTICATE): {_S.AUTHENTICATE, _S.COMPLETE, _S.FAILED},
-}
-"""(state, API key of the request) -> the states it may lead to. Any other pair fails the login.
-Bare SASL tokens (after SaslHandshake v0) count as SaslAuthenticate."""
+_TRANSITIONS = Transitions.failing(
+    {
+        (_S.HANDSHAKE_OR_VERSIONS_REQUEST, "ApiVersions"): {_S.HANDSHAKE_OR_VERSIONS_REQUEST, _S.HANDSHAKE_REQUEST},
+        (_S.HANDSHAKE_OR_VERSIONS_REQUEST, "SaslHandshake"): {_S.AUTHENTICATE},
+        (_S.HANDSHAKE_REQUEST, "SaslHandshake"): {_S.AUTHENTICATE},
+        (_S.AUTHENTICATE, "SaslAuthenticate"): {_S.AUTHENTICATE, _S.COMPLETE},
+    },
+    _S.FAILED,
+    IllegalSaslStateError,
+)
+"""(state, the request's API) -> the states it may lead to; any of them may also fail the login,
+and any other request fails it (out of turn). Bare SASL tokens (after SaslHandshake v0) count
+as SaslAuthenticate."""
+
+
+def _api_name(api_key: int) -> str:
+    """The table's name for a request's API: its title, or its number for an unknown one."""
+    try:
+        return ApiKey(api_key).title
+    except ValueError:
+        return f"API key {api_key}"
 
 
 @frozen
@@ -103,7 +117,7 @@ class Authenticator:
         self._server: SaslServer | None = None  # from the handshake until the login is over
         self._bare_tokens = False  # SaslHandshake v0: tokens come without SaslAuthenticate
         self._principal: KafkaPrincipal | None = None
-        self._api_key: int | None = None  # of the request being handled
+        self._event = OUT_OF_TURN  # the table's name for the request being handled
         # KIP-368: how long a login lasts (connections.max.reauth.ms, bounded by the credential's
         # own expiry), and, when this is a re-authentication, the principal and mechanism it renews.
         self.max_reauth_ms = max_reauth_ms
@@ -132,12 +146,12 @@ class Authenticator:
         if self._state in (AuthenticatorState.COMPLETE, AuthenticatorState.FAILED):
             raise ValueError(f"the login is over (state {self._state.name}): frames go elsewhere")
         if self._bare_tokens:
-            self._api_key = ApiKey.SASL_AUTHENTICATE
+            self._event = "SaslAuthenticate"
             return self._bare_token(frame)
         try:
             api_key, version = wire.peek_api(frame)
-            self._api_key = api_key
-            if (self._state, api_key) not in _TRANSITIONS:
+            self._event = _api_name(api_key)
+            if not _TRANSITIONS.allows(self._state, self._event):
                 during = "authentication" if self._state is AuthenticatorState.AUTHENTICATE else "handshake"
                 return self._fail(f"Unexpected Kafka request with API key {api_key} during SASL {during}")
             if api_key == ApiKey.API_VERSIONS:
@@ -153,12 +167,11 @@ class Authenticator:
         return self._authenticate(request)
 
     def _enter(self, state: AuthenticatorState) -> None:
-        api_key = self._api_key
-        assert api_key is not None and state in _TRANSITIONS[(self._state, api_key)], (self._state, api_key, state)
-        self._state = state
+        self._state = _TRANSITIONS.move(self._state, self._event, state)
 
     def _fail(self, reason: str, frame: bytes | None = None) -> Reply:
-        self._state = AuthenticatorState.FAILED
+        event = self._event if _TRANSITIONS.allows(self._state, self._event) else OUT_OF_TURN
+        self._state = _TRANSITIONS.move(self._state, event, AuthenticatorState.FAILED)
         self._server = None
         return Reply(frame, close=True, delay_ms=self.security.failed_authentication_delay_ms, reason=reason)
 
