@@ -2,6 +2,8 @@
 identity provider checked against its JWKS (KIP-768), refused when expired, for another audience,
 or signed by a stranger; and librdkafka's own unsecured JWT against the unsecured validator."""
 
+import time
+
 import pytest
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
@@ -11,7 +13,7 @@ from confluent_kafka.admin import AdminClient  # noqa: E402
 
 from kafkasec import AclBinding  # noqa: E402
 
-from identity_provider import AUDIENCE, ISSUER, IdentityProvider  # noqa: E402
+from identity_provider import AUDIENCE, ISSUER, IdentityProvider, unsecured_token  # noqa: E402
 from server_support import open_security, serving  # noqa: E402
 
 ORDERS_FOR_ALICE = AclBinding.of("TOPIC", "orders", "LITERAL", "User:alice", "*", "DESCRIBE", "ALLOW")
@@ -42,7 +44,7 @@ def jwt_endpoint(tmp_path, provider):
 def oauth_admin(endpoint, make_token, errors=None):
     def oauth_cb(_config):
         token = make_token()
-        return token, __import__("time").time() + 300
+        return token, time.time() + 300
 
     config = {
         "bootstrap.servers": endpoint.bootstrap,
@@ -64,13 +66,16 @@ def test_a_jwt_from_the_identity_provider_logs_in_as_its_subject(jwt_endpoint, p
     assert dict(bob.list_topics(timeout=10).topics) == {}
 
 
-@pytest.mark.parametrize("why", ["expired", "another audience", "a stranger's signature"])
+@pytest.mark.parametrize("why", ["expired", "another audience", "a stranger's signature", "alg none"])
 def test_a_wrong_jwt_is_refused_with_the_rfc_7628_error(jwt_endpoint, provider, why):
     stranger = IdentityProvider()
     make = {
         "expired": lambda: provider.token("alice", lifetime_s=-120),
         "another audience": lambda: provider.token("alice", audience="someone-else"),
         "a stranger's signature": lambda: stranger.token("alice"),
+        "alg none": lambda: unsecured_token(
+            {"sub": "alice", "aud": AUDIENCE, "iss": ISSUER, "exp": int(time.time()) + 300}, {"alg": "none", "kid": "rsa-1"}
+        ),
     }[why]
     errors = []
     client = oauth_admin(jwt_endpoint, make, errors)
