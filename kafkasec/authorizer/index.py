@@ -36,7 +36,7 @@ from kafkasec.acl import (
 from kafkasec.context import AuthorizationResult
 
 if TYPE_CHECKING:
-    from kafkasec.authorizer.decision import Rule
+    from kafkasec.authorizer.decision import AuthorizationDecision, Rule
 
 ALL_OPERATIONS_MASK = sum(1 << op for op in AclOperation)
 
@@ -177,6 +177,7 @@ class TypeIndex:
         "by_resource_type_answers",
         "_permitted",
         "rules",
+        "decisions",
     )
 
     def __init__(
@@ -205,6 +206,8 @@ class TypeIndex:
         self._permitted: dict[tuple[tuple[str, ...], str | None, str], int | None] = {}
         # The rule behind each answer explained or audited in this snapshot (see StandardAuthorizer).
         self.rules: dict[tuple, Rule] = {}
+        # The decisions (with their rules) given in this snapshot, for a client that asks again.
+        self.decisions: dict[tuple, AuthorizationDecision] = {}
 
     def carry_over(self, previous: TypeIndex, touched: set[tuple[str, str]], changes) -> None:
         """Bring the previous snapshot's summaries and answers along, so that a change does not

@@ -291,8 +291,8 @@ class StandardAuthorizer:
 
     def decide(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationDecision]:
         """Like :meth:`authorize`, with the rule that decided each action (its provenance). The
-        results come from the same lookup as authorize(); which ACL decided is looked up only
-        when a decision's ``rule`` is read."""
+        results come from the same lookup as authorize(); which ACL decided is looked up once per
+        snapshot and question, and only when decisions are asked for (authorize never does)."""
         if not actions:
             return []
         keys = self._acl_principals(context)
@@ -300,11 +300,23 @@ class StandardAuthorizer:
             rule = Rule(RuleKind.SUPER_USER, description=f"{context.principal} is a super user")
             return [AuthorizationDecision(action, ALLOWED, rule) for action in actions]
         index, host = self._index, context.client_address
-        results = self._answers(index, keys, host, actions)
-        return [
-            AuthorizationDecision(action, result, find_rule=functools.partial(self._rule, index, keys, host, action))
-            for action, result in zip(actions, results)
-        ]
+        types, allow_everyone = index.types, self.allow_everyone_if_no_acl_found
+        decisions = []
+        for action in actions:
+            type_index = types.get(action.resource_pattern.resource_type)
+            if type_index is None:  # no ACL of the type: nothing to look up, nothing to remember
+                decisions.append(AuthorizationDecision(action, self._no_acl_result, _NO_ACL_FOUND_RULES[allow_everyone]))
+                continue
+            # A client asks the same questions again and again: its decisions are remembered per
+            # snapshot (rule included, so that nothing remembered refers back to the snapshot).
+            key = (keys, host, action, allow_everyone)
+            decision = type_index.decisions.get(key)
+            if decision is None:
+                [result] = self._answers(index, keys, host, [action])
+                decision = AuthorizationDecision(action, result, self._rule(index, keys, host, action))
+                remember(type_index.decisions, key, decision)
+            decisions.append(decision)
+        return decisions
 
     def _rule(self, index: AclIndex, keys: tuple[str, ...], host: str, action: Action) -> Rule:
         """The rule behind the answer to ``action`` in snapshot ``index``: the first DENY ACL

@@ -87,14 +87,23 @@ def fold_key(context, decision) -> tuple:
 class _Run:
     """Identical records seen one after another: written as one line when the run ends."""
 
-    __slots__ = ("key", "fields", "started", "first_time", "last_time", "count")
+    __slots__ = ("context", "decision", "key", "fields", "started", "first_time", "last_time", "count")
 
-    def __init__(self, key: tuple, fields: dict, wall_time: float, started: float):
-        self.key = key
-        self.fields = fields
+    def __init__(self, context, decision, wall_time: float, started: float):
+        self.context, self.decision = context, decision
+        self.key = fold_key(context, decision)
+        self.fields = record_fields(context, decision)
         self.started = started  # monotonic, for the fold window
         self.first_time = self.last_time = wall_time
         self.count = 1
+
+    def same(self, context, decision) -> bool:
+        """Whether the decision's record would be this run's: at once when it is the very same
+        context and decision (the standard authorizer gives a client's repeated question the
+        same decision), else by the fold key."""
+        if context is self.context and decision is self.decision:
+            return True
+        return fold_key(context, decision) == self.key
 
     def line(self) -> bytes:
         record = {
@@ -126,18 +135,17 @@ class JsonlAuditLog:
 
     def record(self, context, decision) -> None:
         """Fold the decision into the current run, or end that run and start another."""
-        key = fold_key(context, decision)
         with self._lock:
             if self._file.closed:
                 raise ValueError(f"the audit log {self.path!r} is closed; a decision would be lost")
             wall_time, tick = time(), monotonic()
             run = self._run
-            if run is not None and run.key == key and tick - run.started < self.fold:
+            if run is not None and tick - run.started < self.fold and run.same(context, decision):
                 run.count += 1
                 run.last_time = wall_time
                 return
             self._end_run()
-            self._run = _Run(key, record_fields(context, decision), wall_time, tick)
+            self._run = _Run(context, decision, wall_time, tick)
             if not self.fold:
                 self._end_run()
 

@@ -191,3 +191,21 @@ def test_remembered_answers_are_bounded(monkeypatch):
             assert security.authorize(ALICE, [read(f"o{n}")]) == [ALLOWED]
             assert security.authorize(ALICE, [read(f"x{n}")]) == [DENIED]
             assert len(type_index._permitted) <= 4
+
+
+def test_audit_implementations_get_the_arguments_they_name_in_their_order():
+    seen = []
+
+    class OnlyDecisions:
+        @hookimpl
+        def kafkasec_audit(self, decisions):
+            seen.append(("decisions only", [d.result for d in decisions]))
+
+    class Reordered:
+        @hookimpl
+        def kafkasec_audit(self, decisions, security, context):
+            seen.append(("reordered", context.acl_principal, security is not None))
+
+    with KafkaSecurity(plugins=[OnlyDecisions(), Reordered()]) as security:
+        security.authorize(ALICE, [read()])
+    assert sorted(seen, key=str) == [("decisions only", [DENIED]), ("reordered", "User:alice", True)]
