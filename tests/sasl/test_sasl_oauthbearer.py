@@ -28,6 +28,7 @@ from identity_provider import (
 )
 
 NOW = int(time.time())
+LATER = NOW + 6 * 3600  # valid however long after collection a test runs
 GENERIC = "Authentication failed during authentication due to invalid credentials with SASL mechanism OAUTHBEARER"
 
 
@@ -46,16 +47,16 @@ def refused_with_error_json(server, message, expected_json):
 
 def test_an_unsecured_token_logs_in_with_its_extensions():
     server = unsecured_server()
-    token = unsecured_token({"sub": "alice", "exp": NOW + 60, "iat": NOW, "scope": "read write"})
+    token = unsecured_token({"sub": "alice", "exp": LATER, "iat": NOW, "scope": "read write"})
     assert server.evaluate_response(client_first(token, nineteen="42", traceId="abc")) == b""
     assert server.is_complete and server.authorization_id == "alice"
     assert server.extensions == {"nineteen": "42", "traceId": "abc"}
-    assert server.token.scope == {"read", "write"} and server.credential_lifetime_ms == (NOW + 60) * 1000
+    assert server.token.scope == {"read", "write"} and server.credential_lifetime_ms == LATER * 1000
     assert server.authentication_context("10.0.0.1").mechanism == "OAUTHBEARER"
 
 
 def test_the_authorization_id_must_be_the_tokens_principal():
-    token = unsecured_token({"sub": "alice", "exp": NOW + 60})
+    token = unsecured_token({"sub": "alice", "exp": LATER})
     unsecured_server().evaluate_response(client_first(token, "alice"))
     with pytest.raises(SaslAuthenticationError) as refused:
         unsecured_server().evaluate_response(client_first(token, "bob"))
@@ -87,10 +88,10 @@ def test_malformed_client_messages_get_the_generic_answer(message, reason):
     "claims, header, options, answer",
     [
         ({"sub": "alice", "exp": NOW - 10}, None, {}, '{"status":"invalid_token"}'),  # expired
-        ({"exp": NOW + 60}, None, {}, '{"status":"invalid_token"}'),  # no principal
+        ({"exp": LATER}, None, {}, '{"status":"invalid_token"}'),  # no principal
         ({"sub": "alice"}, None, {}, '{"status":"invalid_token"}'),  # no exp
-        ({"sub": "alice", "exp": NOW + 60}, {"alg": "HS256"}, {}, '{"status":"invalid_token"}'),
-        ({"sub": "alice", "exp": NOW + 60, "scope": "read"}, None, {"required_scope": ["write"]},
+        ({"sub": "alice", "exp": LATER}, {"alg": "HS256"}, {}, '{"status":"invalid_token"}'),
+        ({"sub": "alice", "exp": LATER, "scope": "read"}, None, {"required_scope": ["write"]},
          '{"status":"insufficient_scope", "scope":"write"}'),
     ],
 )
@@ -149,7 +150,7 @@ def forged_tokens(provider):
     """Every wrong token an attacker or a misconfigured client sends, by why it is wrong."""
     other = IdentityProvider()
     private, _ = provider.keys["rsa-1"]
-    claims = {"sub": "alice", "aud": AUDIENCE, "iss": ISSUER, "exp": NOW + 300}
+    claims = {"sub": "alice", "aud": AUDIENCE, "iss": ISSUER, "exp": LATER}
     return {
         "expired": provider.token(lifetime_s=-120),
         "wrong audience": provider.token(audience="another-service"),
@@ -159,7 +160,7 @@ def forged_tokens(provider):
         "HS256 with the public key as secret": hmac_signed_with_public_key(provider, claims),
         "not a JWT": "abc.def.ghi",
         "no sub": jwt.encode({k: v for k, v in claims.items() if k != "sub"}, private, algorithm="RS256", headers={"kid": "rsa-1"}),
-        "issued in the future": provider.token(nbf=NOW + 3600),
+        "issued in the future": provider.token(nbf=LATER),
         "unknown key id": jwt.encode(claims, other.keys["rsa-1"][0], algorithm="RS256", headers={"kid": "nobody-has-this"}),
     }
 
@@ -206,10 +207,10 @@ def test_without_a_jwks_the_listener_takes_the_unsecured_validator_with_its_jaas
             'unsecuredValidatorPrincipalClaimName="user" unsecuredValidatorRequiredScope="kafka";')
     with KafkaSecurity(config={"listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config": jaas}) as security:
         server = security.sasl_server("OAUTHBEARER")
-        server.evaluate_response(client_first(unsecured_token({"user": "erin", "exp": NOW + 60, "scope": "kafka"})))
+        server.evaluate_response(client_first(unsecured_token({"user": "erin", "exp": LATER, "scope": "kafka"})))
         assert server.authorization_id == "erin"
         refused_with_error_json(
             security.sasl_server("OAUTHBEARER"),
-            client_first(unsecured_token({"user": "erin", "exp": NOW + 60})),
+            client_first(unsecured_token({"user": "erin", "exp": LATER})),
             '{"status":"insufficient_scope", "scope":"kafka"}',
         )
