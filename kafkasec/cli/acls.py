@@ -51,6 +51,7 @@ from kafkasec.cli.output import (
     write_acls_by_resource,
     write_records,
 )
+from kafkasec.cli.output_paths import check_output_file
 from kafkasec.context import Action, RequestContext
 from kafkasec.errors import KafkaError
 
@@ -160,7 +161,8 @@ def register(commands) -> None:
         "export", help="write every stored ACL to a file or standard output", parents=[nested.global_options]
     )
     _add_format_option(export, "default: from the --file extension, else json")
-    export.add_argument("--file", help="the file to write (default: standard output)")
+    export.add_argument("--file", help="the file to write (default: standard output); never a state file")
+    export.add_argument("--force", dest="export_force", action="store_true", help="write over --file if it exists")
     export.set_defaults(subcommand=run_export)
     import_ = subcommands.add_parser(
         "import",
@@ -345,7 +347,7 @@ def add_acls(args) -> int:
     output, out = output_format(args), sys.stdout
     verb = "Would add" if args.dry_run else "Adding"
     added: list[AclBinding] = []
-    with open_security(args) as security:
+    with open_security(args, writes=True) as security:
         for pattern, bindings in bindings_by_pattern.items():
             existing = set(stored_bindings(security, AclBindingFilter(pattern.to_filter())))
             fresh = [binding for binding in bindings if binding not in existing]
@@ -382,7 +384,7 @@ def remove_acls(args) -> int:
         for resource, entries in acls.items()
         for entry_filter in [entry.to_filter() for entry in entries] or [AccessControlEntryFilter()]
     ]
-    with open_security(args) as security:
+    with open_security(args, writes=True) as security:
         if args.dry_run:
             removed = [binding for acl_filter in filters for binding in stored_bindings(security, acl_filter)]
         else:
@@ -528,6 +530,8 @@ def run_authorized_operations(args) -> int:
 
 def run_export(args) -> int:
     chosen_format = file_format(args.format, args.file, default="json")
+    if args.file is not None:
+        check_output_file(args.file, force=args.export_force)
     with open_security(args) as security:
         bindings = sorted(stored_bindings(security, AclBindingFilter.ANY), key=binding_sort_key)
     records = [binding_record(binding) for binding in bindings]
@@ -542,7 +546,7 @@ def run_export(args) -> int:
 
 def run_import(args) -> int:
     unique = list(dict.fromkeys(read_acl_file(args.file, file_format(args.format, args.file))))
-    with open_security(args) as security:
+    with open_security(args, writes=True) as security:
         existing = set(stored_bindings(security, AclBindingFilter.ANY))
         new = [binding for binding in unique if binding not in existing]
         if not args.dry_run:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 import re
 
+from kafkasec.plugins import make_plugin_manager
 from kafkasec.security import STATE_PATH, KafkaSecurity
+from kafkasec.settings import SettingsRegistry
+from kafkasec.store.base import StateError
 
 STATE_ENVIRONMENT_VARIABLE = "KAFKASEC_STATE"
 DEFAULT_STATE_PATH = "kafkasec.db"
@@ -69,12 +72,20 @@ def state_path(args, properties: dict[str, str]) -> str:
     )
 
 
-def open_security(args, *, stateless: bool = False, overrides: dict[str, str] | None = None) -> KafkaSecurity:
+def open_security(
+    args, *, stateless: bool = False, writes: bool = False, overrides: dict[str, str] | None = None
+) -> KafkaSecurity:
     """The KafkaSecurity the command works on; close it (it is a context manager) when done.
 
     ``stateless`` commands (principal conversions) keep state in memory: they create no file.
+    Only a command that ``writes`` creates a missing state file; any other says it is missing.
     ``overrides`` are settings the command itself fixes, over the config file's.
     """
     properties = read_properties(args.config) if args.config else {}
     path = ":memory:" if stateless else state_path(args, properties)
-    return KafkaSecurity.from_config({**properties, **(overrides or {}), STATE_PATH: path})
+    config = {**properties, **(overrides or {}), STATE_PATH: path}
+    if not stateless and not writes and "://" not in path and path != ":memory:" and not os.path.exists(path):
+        # The settings are still checked first: a misspelt one is the more useful error.
+        SettingsRegistry.from_plugins(make_plugin_manager()).check(config)
+        raise StateError(f"no state file at {path}: nothing to read (a command that writes, such as acls --add, creates it)")
+    return KafkaSecurity.from_config(config)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from kafkasec.cli.config import open_security
+from kafkasec.cli.config import open_security, read_properties, state_path
 from kafkasec.cli.options import UsageError, global_options, operation_argument
+from kafkasec.cli.output_paths import check_output_directory, check_output_file
 
 OUTPUT_TYPES = ("dense", "allowed", "compact")
 FORMATS = ("parquet", "csv")
@@ -37,6 +38,8 @@ def register(commands) -> None:
     parser.add_argument("--master", default="local[*]", help="the Spark master (default local[*])")
     parser.add_argument("--progress", action="store_true", help="show Spark's progress bar")
     parser.add_argument("--report", metavar="FILE", help="also write the HTML audit report (heatmap and summaries)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an existing --output (never one holding the state file or the inputs) and --report")
     parser.set_defaults(run=run_grid)
 
 
@@ -48,6 +51,12 @@ def run_grid(args) -> int:
     for path in (args.principals, args.resources):
         if not os.path.exists(path):
             raise UsageError(f"no such file: {path}")
+    # Checked before Spark starts, and before anything is written: Spark's overwrite deletes.
+    properties = read_properties(args.config) if args.config else {}
+    keep = [args.principals, args.resources, state_path(args, properties)]
+    check_output_directory(args.output, overwrite=args.overwrite, keep=keep)
+    if args.report:
+        check_output_file(args.report, force=args.overwrite, option="--report")
     try:
         from pyspark.sql import SparkSession
 

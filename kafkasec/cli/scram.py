@@ -136,7 +136,7 @@ def alter(args) -> int:
         UserScramCredentialUpsertion(user, ScramCredentialInfo(mechanism, iterations), asked if password is None else password)
         for mechanism, (iterations, password) in added.items()
     ]
-    with open_security(args) as security:
+    with open_security(args, writes=True) as security:
         security.scram_service.alter_each_separately(deletions, upsertions)
     sys.stdout.write(f"Completed updating config for user {user}.\n")
     return 0
@@ -309,7 +309,7 @@ def import_credentials(args) -> int:
                 "nothing was imported"
             )
         upserts[(user, mechanism)] = credential
-    with open_security(args) as security:
+    with open_security(args, writes=True) as security:
         security.scram_service.import_credentials(
             (user, mechanism, credential) for (user, mechanism), credential in upserts.items()
         )

@@ -180,7 +180,7 @@ def run(args) -> int:
     catalogue = Catalogue.from_file(args.catalogue) if args.catalogue else Catalogue()
     serves_controller = args.controller_port is not None or args.process_roles == CONTROLLER
     overrides = {CONTROLLER_LISTENER_NAMES: CONTROLLER_LISTENER} if serves_controller else {}
-    with open_security(args, overrides=overrides) as security:
+    with open_security(args, writes=True, overrides=overrides) as security:
         _check_listeners(args, security.config)
         # The handler threads are CPU-bound at times (a large Metadata answer); a shorter
         # switch interval hands the interpreter lock back to the loop and the logins sooner.

@@ -80,7 +80,7 @@ def register(commands) -> None:
 
 def run_tokens(args) -> int:
     action = chosen_action(args)
-    with open_security(args) as security:
+    with open_security(args, writes=action != "describe") as security:
         if action == "create":
             return create(security, args)
         if action == "renew":
@@ -104,6 +104,10 @@ def chosen_action(args) -> str:
         raise UsageError(f"--{action} needs --hmac")
     if action == "create" and len(getattr(args, "owner_principal", None) or []) > 1:
         raise UsageError("--create takes at most one --owner-principal")
+    if action == "create" and not (getattr(args, "owner_principal", None) or getattr(args, "principal", None)):
+        raise UsageError("--create needs --owner-principal or --principal")
+    if action in ("renew", "expire"):
+        parse_hmac(args.hmac)  # a malformed HMAC is refused before the state is opened
     return action
 
 
@@ -113,9 +117,7 @@ def _context(principal: KafkaPrincipal) -> RequestContext:
 
 def create(security, args) -> int:
     owner = (args.owner_principal or [None])[0]
-    acting = getattr(args, "principal", None) or owner
-    if acting is None:
-        raise UsageError("--create needs --owner-principal or --principal")
+    acting = getattr(args, "principal", None) or owner  # chosen_action saw that one is given
     renewers = args.renewer_principal or []
     max_life = -1 if args.max_life_time_period is None else args.max_life_time_period
     print(f"Calling create token operation with renewers :{_principals(renewers)} , max-life-time-period :{max_life}")

@@ -108,6 +108,27 @@ _MIGRATIONS = (
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
+APPLICATION_ID = 0x6B736563  # "ksec": SQLite's application_id of a kafkasec state file
+
+
+def _check_is_ours(path: str) -> None:
+    """Refuse, before anything writes to it, a SQLite file that another program made: a
+    kafkasec state file carries APPLICATION_ID (files of older kafkasec: none, but its tables),
+    and an empty database is a new state file."""
+    probe = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        (application_id,) = probe.execute("PRAGMA application_id").fetchone()
+        tables = {name for (name,) in probe.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    finally:
+        probe.close()
+    if application_id == APPLICATION_ID or not tables or (application_id == 0 and "log_offsets" in tables):
+        return
+    raise StateError(
+        f"{path!r} is a SQLite database of another program (application_id {application_id}, tables "
+        f"{', '.join(sorted(tables)[:5])}): not a kafkasec state file, and left untouched"
+    )
+
+
 def _create_private(path: str) -> None:
     """Create ``path`` readable and writable by its owner only, unless it exists."""
     try:
@@ -139,6 +160,7 @@ class SqliteStateStore:
         self._closed = False
         try:
             _create_private(self.path)
+            _check_is_ours(self.path)
             self._writer = self._connect()
             self._migrate()
             self._reader = self._connect()
@@ -171,6 +193,7 @@ class SqliteStateStore:
                     if statement.strip():
                         cursor.execute(statement)
             cursor.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            cursor.execute(f"PRAGMA application_id={APPLICATION_ID}")
 
     # ------------------------------------------------------------------ writing
 
