@@ -6,6 +6,9 @@ input is one ``kafkasec: error: ...`` line on standard error and a non-zero exit
 
 from __future__ import annotations
 
+import argparse
+import difflib
+import os
 import sys
 from typing import Sequence
 
@@ -42,17 +45,66 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
+KAFKA_ONLY_OPTIONS = {
+    "--bootstrap-server": "kafkasec works on a state file (--state PATH), not on a running cluster's --bootstrap-server",
+    "--bootstrap-controller": "kafkasec works on a state file (--state PATH), not on a running cluster's --bootstrap-controller",
+    "--zookeeper": "Kafka dropped ZooKeeper; kafkasec works on a state file (--state PATH)",
+    "--authorizer-properties": "kafkasec's authorizer settings go in the --command-config file",
+}
+"""Options of Kafka's tools that kafkasec does not have, and what to do instead."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        _refuse_unknown_options(parser, arguments)
+        args = parser.parse_args(arguments)
         return args.run(args)
     except SystemExit as exited:  # --help and --version: argparse has printed, and exits
         return _exit_status(exited)
     except UsageError as error:
         return _report(error, USAGE_ERROR)
+    except KeyboardInterrupt:
+        return _report("interrupted", FAILURE)
+    except BrokenPipeError:
+        # The reader went away (| head): no more output, and no complaint from Python at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return _report("the output was closed before the command finished", FAILURE)
+    except EOFError:
+        return _report("no answer to the question (standard input is closed); --force answers yes", FAILURE)
     except (CommandError, ValueError, TypeError, KafkaError, StateError, OSError) as error:
         return _report(error, FAILURE)
+
+
+def _known_options(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option string of ``parser`` and of its subcommands, at any depth."""
+    known: set[str] = set()
+    for action in parser._actions:
+        known.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for subparser in action.choices.values():
+                known |= _known_options(subparser)
+    return known
+
+
+def _refuse_unknown_options(parser: argparse.ArgumentParser, arguments: list[str]) -> None:
+    """A misspelt option, or one of Kafka's that kafkasec lacks, is named as such (argparse would
+    take its value for a command and answer 'invalid choice' about that)."""
+    known = _known_options(parser)
+    for argument in arguments:
+        if argument == "--":
+            return
+        if not argument.startswith("--"):
+            continue
+        option = argument.split("=", 1)[0]
+        if option in known:
+            continue
+        if option in KAFKA_ONLY_OPTIONS:
+            raise UsageError(f"unknown option {option}: {KAFKA_ONLY_OPTIONS[option]}")
+        near = difflib.get_close_matches(option, known, n=1, cutoff=0.75)
+        raise UsageError(f"unknown option {option}" + (f"; did you mean {near[0]}?" if near else ""))
 
 
 def _exit_status(exited: SystemExit) -> int:
@@ -65,7 +117,7 @@ def _exit_status(exited: SystemExit) -> int:
     return 1
 
 
-def _report(error: Exception, status: int) -> int:
+def _report(error: Exception | str, status: int) -> int:
     message = " ".join(str(error).split("\n"))
     sys.stderr.write(f"kafkasec: error: {message}\n")
     return status

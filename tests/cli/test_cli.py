@@ -11,6 +11,7 @@ import re
 import shlex
 import sqlite3
 import subprocess
+import sys
 
 import pytest
 
@@ -583,7 +584,9 @@ def test_import_bad_csv(cli, tmp_path, content, expected):
         (["acls", "who-can", "--operation", "Read", "--topic", "a", "--group", "b"], "who-can needs exactly one resource"),
         (["acls", "authorized-ops", "--topic", "t"], "authorized-ops needs exactly one --principal"),
         (["acls", "nonsense"], "invalid choice: 'nonsense'"),
-        (["acls", "--list", "--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+        (["acls", "--list", "--no-such-flag"], "unknown option --no-such-flag"),
+        (["acls", "--list", "--opertion", "Read"], "unknown option --opertion; did you mean --operation?"),
+        (["--bootstrap-server", "localhost:9092", "acls", "--list"], "unknown option --bootstrap-server: kafkasec works on a state file"),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(cli, argv, expected):
@@ -735,3 +738,23 @@ def test_console_script_in_a_subprocess(tmp_path):
     bad = kafkasec("acls", "--add", "--topic", "t", "--allow-principal", "User:c", "--operation", "Reed")
     assert bad.returncode == 2
     assert_one_error_line(bad.stderr, "unknown operation 'Reed'")
+
+
+def test_a_closed_pipe_and_a_prompt_without_a_terminal_end_with_one_line(tmp_path):
+    state = tmp_path / "s.db"
+    for n in range(300):
+        assert main(["--state", str(state), "acls", "--add", "--allow-principal", f"User:u{n}", "--operation", "Read",
+                     "--topic", f"t{n}"]) == 0
+    # A reader that goes away after one line (| head -1): one error line, no traceback.
+    listing = subprocess.Popen([sys.executable, "-m", "kafkasec.cli", "--state", str(state), "acls", "--list"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    listing.stdout.readline()
+    listing.stdout.close()
+    err = listing.stderr.read().decode()
+    assert listing.wait(20) == 1 and "Traceback" not in err
+    assert err.count("\n") <= 1 and (err == "" or "the output was closed" in err)
+    # A question without a terminal to answer it.
+    removal = subprocess.run([sys.executable, "-m", "kafkasec.cli", "--state", str(state), "acls", "--remove", "--topic", "t1"],
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+    assert removal.returncode == 1 and "Traceback" not in removal.stderr
+    assert removal.stderr.splitlines()[-1] == "kafkasec: error: aborted: no ACLs were removed"  # after the question
