@@ -30,6 +30,7 @@ from kafkasec.acl import (
 from kafkasec.authorizer.standard import STORE_SOURCE
 from kafkasec.authorizer.validation import validate_new_acl
 from kafkasec.cli.acl_files import FILE_FORMATS, file_format, read_acl_file
+from kafkasec.cli.acl_warnings import warnings_for
 from kafkasec.cli.config import open_security
 from kafkasec.cli.options import (
     ACL_PATTERN_TYPES,
@@ -131,6 +132,7 @@ def register(commands) -> None:
         flag("--consumer", help="a consumer's ACLs: Read, Describe on topics, Read on groups"),
         flag("--idempotent", help="with --producer: IdempotentWrite on the cluster"),
         flag("--force", help="remove without asking"),
+        flag("--strict", help="with --add: refuse an ACL that can never match (a warning otherwise)"),
     ]
     parser.set_defaults(run=partial(run_acls, kafka_only=kafka_only), subcommand=None)
 
@@ -344,6 +346,11 @@ def add_acls(args) -> int:
             except KafkaError as error:  # e.g. an empty --topic: refuse it before anything is stored
                 raise UsageError(error.message) from None
 
+    warnings = warnings_for(binding for bindings in bindings_by_pattern.values() for binding in bindings)
+    if warnings and args.strict:
+        raise UsageError(f"{warnings[0]} (--strict)")
+    for warning in warnings:
+        sys.stderr.write(f"kafkasec: warning: {warning}\n")
     output, out = output_format(args), sys.stdout
     verb = "Would add" if args.dry_run else "Adding"
     added: list[AclBinding] = []

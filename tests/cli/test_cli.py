@@ -758,3 +758,29 @@ def test_a_closed_pipe_and_a_prompt_without_a_terminal_end_with_one_line(tmp_pat
                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
     assert removal.returncode == 1 and "Traceback" not in removal.stderr
     assert removal.stderr.splitlines()[-1] == "kafkasec: error: aborted: no ACLs were removed"  # after the question
+
+
+@pytest.mark.parametrize(
+    "options, reason",
+    [
+        (["--allow-principal", "user:alice"], "principal types are case-sensitive and logins are User:"),
+        (["--allow-principal", "User:"], "has an empty name: it matches nobody"),
+        (["--allow-principal", "User:a", "--allow-host", "db.example.com"], "is a hostname: Kafka compares hosts as exact IP"),
+        (["--allow-principal", "User:a", "--allow-host", "10.0.0.0/8"], "is a CIDR block"),
+        (["--allow-principal", "User:a", "--topic", "orders*"], "'*' is a wildcard only as the whole name"),
+    ],
+)
+def test_an_acl_that_can_never_match_is_flagged_and_refused_with_strict(cli, options, reason):
+    argv = ["--add", "--operation", "Read", *options]
+    if "--topic" not in options:
+        argv += ["--topic", "orders"]
+    status, _, err = cli("acls", *argv, "--strict")
+    assert status == 2 and reason in err and not os.path.exists(cli.state)  # refused before anything is written
+    status, _, err = cli("acls", *argv)
+    assert status == 0 and "kafkasec: warning: " in err and reason in err
+
+
+def test_acls_that_can_match_raise_no_warning(cli):
+    status, _, err = cli("acls", "--add", "--allow-principal", "User:alice", "--allow-host", "10.0.0.1", "--operation",
+                         "Read", "--topic", "*", "--strict")
+    assert status == 0 and err == ""
