@@ -155,7 +155,7 @@ def describe(security, args) -> int:
     owners = args.owner_principal
     principal = getattr(args, "principal", None)
     if owners:
-        print(f"Calling describe token operation for owners :{_principals(owners)}")
+        print(f"Calling describe token operation for owners: {_principals(owners)}")  # Kafka 3.5+ (Java tool)
     else:
         print("Calling describe token operation for current user.")
     if principal is not None:
