@@ -116,6 +116,8 @@ def write_records(out: TextIO, fields: Sequence[str], records: Sequence[dict], o
 
 
 def _cell(value) -> str:
+    if value is None:  # an empty cell, as JSON's null
+        return ""
     if isinstance(value, (list, tuple)):
         return LIST_SEPARATOR.join(map(str, value))
     return str(value)

@@ -14,8 +14,9 @@ import re
 import sys
 
 from kafkasec.cli.config import open_security
-from kafkasec.cli.options import CommandError, UsageError, global_options
-from kafkasec.errors import KafkaError
+from kafkasec.cli.options import OUTPUT_FORMATS, CommandError, UsageError, global_options
+from kafkasec.cli.output import write_records
+from kafkasec.errors import KafkaError, KafkaErrorCode
 from kafkasec.scram.credentials import (
     MAX_ITERATIONS,
     MIN_ITERATIONS,
@@ -55,6 +56,8 @@ def register(commands) -> None:
     group = parser.add_argument_group("kafka-configs.sh actions and options")
     group.add_argument("--alter", action="store_true", help="add or delete a user's credentials")
     group.add_argument("--describe", action="store_true", help="show mechanisms and iterations (never a secret)")
+    group.add_argument("-o", "--output", choices=OUTPUT_FORMATS, default="table",
+                       help="with --describe: kafka-configs.sh's lines (table, the default), json or csv")
     group.add_argument("--entity-type", default=USERS, help="users (the only type; the default)")
     group.add_argument(
         "--entity-name", action="append", help="a user; --alter takes one, --describe and --export any (default all)"
@@ -222,10 +225,25 @@ def ask_password(user: str) -> str:
 # ---------------------------------------------------------------- --describe
 
 
+SCRAM_FIELDS = ("user", "mechanism", "iterations", "error")
+
+
 def describe(args) -> int:
     with open_security(args) as security:
         result = security.describe_user_scram_credentials(args.entity_name)
     out = sys.stdout
+    if args.output in ("json", "csv"):  # one record per credential (never a secret), or the user's error
+        records: list[dict[str, object]] = []
+        for user in result.users():
+            try:
+                infos = result.description(user).infos
+            except KafkaError as error:
+                records.append({"user": user, "mechanism": None, "iterations": None, "error": KafkaErrorCode(error.code).name})
+                continue
+            records += [{"user": user, "mechanism": info.mechanism.mechanism_name, "iterations": info.iterations,
+                         "error": None} for info in infos]
+        write_records(out, SCRAM_FIELDS, records, args.output)
+        return 0
     for user in result.users():
         try:
             description = result.description(user)

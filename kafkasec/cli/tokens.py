@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import sys
 
 from kafkasec.cli.config import open_security
-from kafkasec.cli.options import UsageError, global_options
+from kafkasec.cli.options import OUTPUT_FORMATS, UsageError, global_options
+from kafkasec.cli.output import write_records
 from kafkasec.context import RequestContext
 from kafkasec.principals.principal import KafkaPrincipal
 from kafkasec.tokens.model import DelegationToken, parse_hmac
@@ -58,6 +60,8 @@ def register(commands) -> None:
         parents=[global_options(argparse.SUPPRESS)],
     )
     parser.add_argument("action", nargs="?", choices=ACTIONS, help="what to do (or one of the flags below)")
+    parser.add_argument("-o", "--output", choices=OUTPUT_FORMATS, default="table",
+                        help="with describe: kafka-delegation-tokens.sh's table (the default), json or csv")
     flags = parser.add_argument_group("kafka-delegation-tokens.sh actions")
     for action in ACTIONS:
         flags.add_argument(f"--{action}", dest=f"flag_{action}", action="store_true", help=f"{action} tokens")
@@ -154,17 +158,39 @@ def _change_expiry(security, args, verb: str, period_label: str, period: int | N
 def describe(security, args) -> int:
     owners = args.owner_principal
     principal = getattr(args, "principal", None)
-    if owners:
-        print(f"Calling describe token operation for owners: {_principals(owners)}")  # Kafka 3.5+ (Java tool)
-    else:
-        print("Calling describe token operation for current user.")
     if principal is not None:
         tokens = security.describe_delegation_tokens(_context(principal), owners)
     else:
         tokens = security.token_service.all_tokens(owners or None)
+    if args.output == "table":
+        if owners:
+            print(f"Calling describe token operation for owners: {_principals(owners)}")  # Kafka 3.5+ (Java tool)
+        else:
+            print("Calling describe token operation for current user.")
+    else:
+        records = [token_record(token) for token in tokens]
+        write_records(sys.stdout, TOKEN_FIELDS, records, args.output)
+        return 0
     print(f"Total number of tokens : {len(tokens)}", end="")
     print_tokens(tokens)
     return 0
+
+
+TOKEN_FIELDS = ("token_id", "hmac", "owner", "requester", "renewers", "issue_date", "expiry_date", "max_date")
+
+
+def token_record(token: DelegationToken) -> dict:
+    """A token as a JSON/CSV record: the table's columns, dates in ISO 8601 UTC."""
+    info = token.info
+
+    def iso(timestamp_ms: int) -> str:
+        return datetime.datetime.fromtimestamp(timestamp_ms / 1000, datetime.timezone.utc).isoformat(timespec="milliseconds")
+
+    return {
+        "token_id": info.token_id, "hmac": token.hmac_as_base64, "owner": str(info.owner),
+        "requester": str(info.token_requester), "renewers": [str(renewer) for renewer in info.renewers],
+        "issue_date": iso(info.issue_timestamp), "expiry_date": iso(info.expiry_timestamp), "max_date": iso(info.max_timestamp),
+    }
 
 
 def print_tokens(tokens: list[DelegationToken]) -> None:

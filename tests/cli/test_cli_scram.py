@@ -2,6 +2,7 @@
 import, and bad input refused with nothing written. Each test runs ``main`` on a state file and
 reads the credentials back through KafkaSecurity; one runs the command in a subprocess."""
 
+import json
 import subprocess
 import sys
 
@@ -257,3 +258,14 @@ def test_the_installed_command(tmp_path):
     assert (alter.returncode, alter.stdout) == (0, "Completed updating config for user alice.\n")
     describe = subprocess.run([*run, "--describe"], capture_output=True, text=True, check=False)
     assert describe.stdout == "SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations=4096\n"
+
+
+def test_describe_as_json_and_csv(cli):
+    assert cli("--alter", "--add-config", BOTH, "--entity-type", "users", "--entity-name", "alice")[0] == 0
+    status, out, _ = cli("--describe", "-o", "json")
+    assert status == 0 and json.loads(out) == [
+        {"user": "alice", "mechanism": "SCRAM-SHA-256", "iterations": 8192, "error": None},
+        {"user": "alice", "mechanism": "SCRAM-SHA-512", "iterations": 4096, "error": None},
+    ]
+    status, out, _ = cli("--describe", "--entity-type", "users", "--entity-name", "nobody", "-o", "csv")
+    assert out.splitlines() == ["user,mechanism,iterations,error"]  # no credential: no record, as kafka-configs.sh prints none

@@ -1,6 +1,8 @@
 """``kafkasec tokens``: kafka-delegation-tokens.sh's flags and text on a state file, with the
 broker's checks; bad input refused with nothing written."""
 
+import json
+
 import pytest
 
 from kafkasec import KafkaPrincipal, KafkaSecurity
@@ -103,3 +105,14 @@ def test_bad_command_lines_are_refused_and_write_nothing(cli, tmp_path, argv, me
 def test_without_a_secret_tokens_are_disabled(cli):
     status, _, err = cli("create", "--owner-principal", "User:alice", config=False)
     assert status == 1 and "DELEGATION_TOKEN_AUTH_DISABLED (61)" in err
+
+
+def test_describe_as_json_and_csv(cli):
+    assert cli("create", "--owner-principal", "User:alice", "--renewer-principal", "User:bob")[0] == 0
+    status, out, _ = cli("describe", "-o", "json")
+    [token] = json.loads(out)
+    assert status == 0 and token["owner"] == "User:alice" and token["renewers"] == ["User:bob"]
+    assert token["expiry_date"].endswith("+00:00") and len(token["hmac"]) > 40
+    status, out, _ = cli("describe", "--output", "csv")
+    assert out.splitlines()[0] == "token_id,hmac,owner,requester,renewers,issue_date,expiry_date,max_date"
+    assert "Calling describe" not in out  # the records only
