@@ -133,6 +133,8 @@ def register(commands) -> None:
         flag("--idempotent", help="with --producer: IdempotentWrite on the cluster"),
         flag("--force", help="remove without asking"),
         flag("--strict", help="with --add: refuse an ACL that can never match (a warning otherwise)"),
+        group.add_argument("--permission-type", choices=("allow", "deny"), type=str.lower,
+                           help="with --list: only the ALLOW or the DENY ACLs"),
     ]
     parser.set_defaults(run=partial(run_acls, kafka_only=kafka_only), subcommand=None)
 
@@ -212,6 +214,8 @@ def check_kafka_arguments(args) -> None:
         _refuse_together(args, role, ("operation", "deny_principal", "deny_host"))
     if args.principal and not args.list:
         raise UsageError("The --principal option is only available if --list is set")
+    if args.permission_type and not args.list:
+        raise UsageError("The --permission-type option is only available if --list is set")
     if args.producer and not args.topic:
         raise UsageError("With --producer you must specify a --topic")
     if args.idempotent and not args.producer:
@@ -432,6 +436,14 @@ def list_acls(args) -> int:
             for stored in security.stored_acls(AclBindingFilter(resource))
         }
     principals = args.principal or []
+    # kafka-acls.sh ignores --operation when listing; here it, and --permission-type, narrow the list.
+    operations, permission = set(args.operation or ()), args.permission_type
+    listed = {
+        acl_id: stored
+        for acl_id, stored in listed.items()
+        if (not operations or stored.binding.entry.operation in operations)
+        and (permission is None or stored.binding.entry.permission_type.name == permission.upper())
+    }
     output, out = output_format(args), sys.stdout
     if output == "table":
         bindings = [stored.binding for stored in listed.values()]

@@ -784,3 +784,14 @@ def test_acls_that_can_match_raise_no_warning(cli):
     status, _, err = cli("acls", "--add", "--allow-principal", "User:alice", "--allow-host", "10.0.0.1", "--operation",
                          "Read", "--topic", "*", "--strict")
     assert status == 0 and err == ""
+
+
+def test_list_narrowed_by_operation_and_permission_type(cli):
+    assert cli("acls", "--add", "--allow-principal", "User:a", "--operation", "Read", "--operation", "Write", "--topic", "t")[0] == 0
+    assert cli("acls", "--add", "--deny-principal", "User:b", "--operation", "Read", "--topic", "t")[0] == 0
+    _, out, _ = cli("acls", "--list", "--operation", "Read", "--permission-type", "deny", "-o", "json")
+    assert [(r["principal"], r["operation"], r["permission_type"]) for r in json.loads(out)] == [("User:b", "READ", "DENY")]
+    _, out, _ = cli("acls", "--list", "--operation", "Write")
+    assert "operation=WRITE" in out and "operation=READ" not in out
+    status, _, err = cli("acls", "--add", "--allow-principal", "User:c", "--operation", "Read", "--topic", "t", "--permission-type", "allow")
+    assert status == 2 and "only available if --list is set" in err
