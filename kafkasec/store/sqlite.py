@@ -14,6 +14,7 @@ The file holds SCRAM keys and token information: it is created readable by its o
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -106,6 +107,7 @@ _MIGRATIONS = (
     """,
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
+_OUR_TABLES = frozenset(re.findall(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)", "".join(_MIGRATIONS)))
 
 
 APPLICATION_ID = 0x6B736563  # "ksec": SQLite's application_id of a kafkasec state file
@@ -118,10 +120,13 @@ def _check_is_ours(path: str) -> None:
     probe = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         (application_id,) = probe.execute("PRAGMA application_id").fetchone()
-        tables = {name for (name,) in probe.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        (version,) = probe.execute("PRAGMA user_version").fetchone()
+        rows = probe.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        tables = {name for (name,) in rows if not name.startswith("sqlite_")}  # SQLite's own tables aside
     finally:
         probe.close()
-    if application_id == APPLICATION_ID or not tables or (application_id == 0 and "log_offsets" in tables):
+    older_kafkasec = application_id == 0 and version >= 1 and tables <= _OUR_TABLES
+    if application_id == APPLICATION_ID or not tables or older_kafkasec:
         return
     raise StateError(
         f"{path!r} is a SQLite database of another program (application_id {application_id}, tables "
