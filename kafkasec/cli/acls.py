@@ -212,8 +212,8 @@ def check_kafka_arguments(args) -> None:
     )
     for role in ("producer", "consumer"):
         _refuse_together(args, role, ("operation", "deny_principal", "deny_host"))
-    if args.principal and not args.list:
-        raise UsageError("The --principal option is only available if --list is set")
+    if args.principal and not (args.list or args.remove):
+        raise UsageError("The --principal option is only available if --list or --remove is set")
     if args.permission_type and not args.list:
         raise UsageError("The --permission-type option is only available if --list is set")
     if args.producer and not args.topic:
@@ -385,6 +385,8 @@ def raise_first_error(results) -> None:
 
 
 def remove_acls(args) -> int:
+    if args.principal:
+        return _remove_principals_acls(args)
     acls = requested_acls(args, _required_resources(args))
     if not (args.force or args.dry_run):
         for resource, entries in acls.items():
@@ -395,6 +397,31 @@ def remove_acls(args) -> int:
         for resource, entries in acls.items()
         for entry_filter in [entry.to_filter() for entry in entries] or [AccessControlEntryFilter()]
     ]
+    return _remove(args, filters)
+
+
+def _remove_principals_acls(args) -> int:
+    """``--remove --principal P``: every ACL that names P, on the resources given or on all."""
+    if args.allow_principal or args.deny_principal or args.operation:
+        raise UsageError("--remove --principal removes every ACL of the principal: it takes no "
+                         "--allow-principal, --deny-principal or --operation")
+    resources = requested_resources(args) or [ResourcePatternFilter()]
+    principals = list(dict.fromkeys(args.principal))
+    if not (args.force or args.dry_run):
+        where = "every resource" if resources == [ResourcePatternFilter()] else ", ".join(
+            f"`{kafka_pattern(resource)}`" for resource in resources)
+        if not confirm(f"Are you sure you want to remove all ACLs of {', '.join(principals)} on {where}? (y/n)"):
+            raise CommandError("aborted: no ACLs were removed")
+    filters = [
+        AclBindingFilter(resource, AccessControlEntryFilter(principal=principal))
+        for resource in resources
+        for principal in principals
+    ]
+    return _remove(args, filters)
+
+
+def _remove(args, filters: list[AclBindingFilter]) -> int:
+    """Delete what ``filters`` match (or, with --dry-run, say what it would) and print it."""
     with open_security(args, writes=True) as security:
         if args.dry_run:
             removed = [binding for acl_filter in filters for binding in stored_bindings(security, acl_filter)]

@@ -572,7 +572,7 @@ def test_import_bad_csv(cli, tmp_path, content, expected):
         (["acls", "--add", "--consumer", "--topic", "t", "--allow-principal", "User:a"], "With --consumer you must specify a --topic and a --group and no --cluster or --transactional-id option should be specified."),
         (["acls", "--add", "--consumer", "--topic", "t", "--group", "g", "--cluster", "--allow-principal", "User:a"], "With --consumer you must specify"),
         (["acls", "--add", "--idempotent", "--topic", "t", "--allow-principal", "User:a"], "The --idempotent option is only available if --producer is set"),
-        (["acls", "--remove", "--topic", "t", "--principal", "User:a"], "The --principal option is only available if --list is set"),
+        (["acls", "--add", "--topic", "t", "--principal", "User:a"], "The --principal option is only available if --list or --remove is set"),
         (["acls", "--list", "-o", "xml"], "argument -o/--output: invalid choice: 'xml'"),
         (["acls", "--add", "check"], "--add cannot be used with `acls check`"),
         (["acls", "check", "--principal", "User:a", "--operation", "Read"], "check needs exactly one resource"),
@@ -795,3 +795,17 @@ def test_list_narrowed_by_operation_and_permission_type(cli):
     assert "operation=WRITE" in out and "operation=READ" not in out
     status, _, err = cli("acls", "--add", "--allow-principal", "User:c", "--operation", "Read", "--topic", "t", "--permission-type", "allow")
     assert status == 2 and "only available if --list is set" in err
+
+
+def test_remove_every_acl_of_a_principal_after_asking(cli, monkeypatch):
+    for topic in ("a", "b"):
+        assert cli("acls", "--add", "--allow-principal", "User:alice", "--allow-principal", "User:bob",
+                   "--operation", "Read", "--topic", topic)[0] == 0
+    status, _, err = cli("acls", "--remove", "--principal", "User:alice", stdin="n\n")
+    assert status == 1 and "remove all ACLs of User:alice on every resource? (y/n)" in err
+    status, out, _ = cli("acls", "--remove", "--principal", "User:alice", stdin="y\n")
+    assert status == 0 and out.count("principal=User:alice") == 2
+    _, listing, _ = cli("acls", "--list", "-o", "json")
+    assert {record["principal"] for record in json.loads(listing)} == {"User:bob"}
+    status, _, err = cli("acls", "--remove", "--principal", "User:bob", "--operation", "Read", "--force")
+    assert status == 2 and "takes no --allow-principal, --deny-principal or --operation" in err
