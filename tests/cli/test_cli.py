@@ -742,9 +742,8 @@ def test_console_script_in_a_subprocess(tmp_path):
 
 def test_a_closed_pipe_and_a_prompt_without_a_terminal_end_with_one_line(tmp_path):
     state = tmp_path / "s.db"
-    for n in range(300):
-        assert main(["--state", str(state), "acls", "--add", "--allow-principal", f"User:u{n}", "--operation", "Read",
-                     "--topic", f"t{n}"]) == 0
+    with KafkaSecurity(state_path=str(state)) as security:  # a listing far larger than a pipe's buffer
+        security.create_acls([AclBinding.of("TOPIC", f"t{n}", "LITERAL", f"User:u{n}", "*", "READ", "ALLOW") for n in range(3000)])
     # A reader that goes away after one line (| head -1): one error line, no traceback.
     listing = subprocess.Popen([sys.executable, "-m", "kafkasec.cli", "--state", str(state), "acls", "--list"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -752,7 +751,7 @@ def test_a_closed_pipe_and_a_prompt_without_a_terminal_end_with_one_line(tmp_pat
     listing.stdout.close()
     err = listing.stderr.read().decode()
     assert listing.wait(20) == 1 and "Traceback" not in err
-    assert err.count("\n") <= 1 and (err == "" or "the output was closed" in err)
+    assert err == "kafkasec: error: the output was closed before the command finished\n"
     # A question without a terminal to answer it.
     removal = subprocess.run([sys.executable, "-m", "kafkasec.cli", "--state", str(state), "acls", "--remove", "--topic", "t1"],
                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
