@@ -24,7 +24,7 @@ from kafkasec.errors import KafkaError
 from kafkasec.store import StateError
 
 FAILURE = 1  # the command ran and failed
-USAGE_ERROR = 2  # the command line is wrong
+USAGE_ERROR = 1  # the command line is wrong: 1 too, as Kafka's tools exit (CommandLineUtils)
 
 
 def build_parser() -> ArgumentParser:

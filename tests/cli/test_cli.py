@@ -457,7 +457,7 @@ def test_import_format_flag_overrides_the_extension(populated, tmp_path):
     populated("acls", "export", "--file", str(exported), "--format", "csv")
     fresh = Cli(str(tmp_path / "fresh.db"), populated._capsys, populated._monkeypatch)
     status, _, err = fresh("acls", "import", str(exported))
-    assert status == 2
+    assert status == 1
     assert_one_error_line(err, "pass --format csv or json")
     status, _, _ = fresh("acls", "import", str(exported), "--format", "csv")
     assert status == 0 and fresh.stored() == populated.stored()
@@ -589,9 +589,9 @@ def test_import_bad_csv(cli, tmp_path, content, expected):
         (["--bootstrap-server", "localhost:9092", "acls", "--list"], "unknown option --bootstrap-server: kafkasec works on a state file"),
     ],
 )
-def test_usage_errors_are_one_line_and_exit_2(cli, argv, expected):
+def test_usage_errors_are_one_line_and_exit_1(cli, argv, expected):
     status, out, err = cli(*argv)
-    assert status == 2 and out == ""
+    assert status == 1 and out == ""
     assert_one_error_line(err, expected)
     assert not os.path.exists(cli.state)  # refused before the state was opened
 
@@ -736,7 +736,7 @@ def test_console_script_in_a_subprocess(tmp_path):
     refused = kafkasec("acls", "--remove", "--group", "g")  # stdin is not a terminal: no
     assert refused.returncode == 1 and "aborted" in refused.stderr
     bad = kafkasec("acls", "--add", "--topic", "t", "--allow-principal", "User:c", "--operation", "Reed")
-    assert bad.returncode == 2
+    assert bad.returncode == 1
     assert_one_error_line(bad.stderr, "unknown operation 'Reed'")
 
 
@@ -774,7 +774,7 @@ def test_an_acl_that_can_never_match_is_flagged_and_refused_with_strict(cli, opt
     if "--topic" not in options:
         argv += ["--topic", "orders"]
     status, _, err = cli("acls", *argv, "--strict")
-    assert status == 2 and reason in err and not os.path.exists(cli.state)  # refused before anything is written
+    assert status == 1 and reason in err and not os.path.exists(cli.state)  # refused before anything is written
     status, _, err = cli("acls", *argv)
     assert status == 0 and "kafkasec: warning: " in err and reason in err
 
@@ -793,7 +793,7 @@ def test_list_narrowed_by_operation_and_permission_type(cli):
     _, out, _ = cli("acls", "--list", "--operation", "Write")
     assert "operation=WRITE" in out and "operation=READ" not in out
     status, _, err = cli("acls", "--add", "--allow-principal", "User:c", "--operation", "Read", "--topic", "t", "--permission-type", "allow")
-    assert status == 2 and "only available if --list is set" in err
+    assert status == 1 and "only available if --list is set" in err
 
 
 def test_remove_every_acl_of_a_principal_after_asking(cli, monkeypatch):
@@ -807,4 +807,4 @@ def test_remove_every_acl_of_a_principal_after_asking(cli, monkeypatch):
     _, listing, _ = cli("acls", "--list", "-o", "json")
     assert {record["principal"] for record in json.loads(listing)} == {"User:bob"}
     status, _, err = cli("acls", "--remove", "--principal", "User:bob", "--operation", "Read", "--force")
-    assert status == 2 and "takes no --allow-principal, --deny-principal or --operation" in err
+    assert status == 1 and "takes no --allow-principal, --deny-principal or --operation" in err

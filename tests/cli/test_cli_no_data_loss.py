@@ -53,7 +53,7 @@ def test_acls_export_never_writes_over_the_state_file(state, capsys):
     before = contents(state)
     for force in ([], ["--force"]):
         status, _, err = run(capsys, "--state", str(state), "acls", "export", "--file", str(state), *force)
-        assert status == 2 and "is a SQLite database (a state file?): it is never written over" in err
+        assert status == 1 and "is a SQLite database (a state file?): it is never written over" in err
     assert contents(state) == before
 
 
@@ -61,7 +61,7 @@ def test_acls_export_writes_over_a_file_only_with_force(state, tmp_path, capsys)
     target = tmp_path / "acls.json"
     target.write_text("precious", encoding="utf-8")
     status, _, err = run(capsys, "--state", str(state), "acls", "export", "--file", str(target))
-    assert status == 2 and "exists: pass --force" in err and target.read_text() == "precious"
+    assert status == 1 and "exists: pass --force" in err and target.read_text() == "precious"
     assert run(capsys, "--state", str(state), "acls", "export", "--file", str(target), "--force")[0] == 0
     assert '"orders"' in target.read_text()
 
@@ -73,12 +73,12 @@ def test_grid_never_deletes_a_directory_it_was_not_asked_to_replace(state, tmp_p
     grid = ["--state", str(state), "grid", "--principals", str(principals), "--resources", str(resources)]
     for output, overwrite in ((".", []), (".", ["--overwrite"]), (str(tmp_path), ["--overwrite"])):
         status, _, err = run(capsys, *grid, "--output", output, *overwrite)
-        assert status == 2 and "which replacing it would delete" in err
+        assert status == 1 and "which replacing it would delete" in err
     busy = tmp_path / "results"
     busy.mkdir()
     (busy / "notes.txt").write_text("mine")
     status, _, err = run(capsys, *grid, "--output", str(busy))
-    assert status == 2 and "exists and is not empty: pass --overwrite" in err
+    assert status == 1 and "exists and is not empty: pass --overwrite" in err
     assert (busy / "notes.txt").read_text() == "mine" and principals.exists() and state.exists()
 
 

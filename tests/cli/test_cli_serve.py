@@ -107,17 +107,17 @@ def test_serve_with_a_controller_forwards_admin_writes(files, mechanism):
 @pytest.mark.parametrize(
     "arguments, status, message",
     [
-        (["serve", "--broker-user", "b"], 2, "go with --controller-port"),
-        (["serve", "--controller-port", "0"], 2, "needs --broker-user"),
-        (["serve", "--controller-bootstrap-server", "127.0.0.1:9093"], 2, "needs --broker-user"),
-        (["serve", "--controller-bootstrap-server", "nowhere", "--broker-user", "b", "--broker-password-file", "f"], 2,
+        (["serve", "--broker-user", "b"], 1, "go with --controller-port"),
+        (["serve", "--controller-port", "0"], 1, "needs --broker-user"),
+        (["serve", "--controller-bootstrap-server", "127.0.0.1:9093"], 1, "needs --broker-user"),
+        (["serve", "--controller-bootstrap-server", "nowhere", "--broker-user", "b", "--broker-password-file", "f"], 1,
          "takes HOST:PORT"),
-        (["serve", "--controller-port", "0", "--controller-bootstrap-server", "127.0.0.1:9093"], 2, "exclude each other"),
-        (["serve", "--process-roles", "controller", "--controller-port", "0"], 2, "forwards to nobody"),
+        (["serve", "--controller-port", "0", "--controller-bootstrap-server", "127.0.0.1:9093"], 1, "exclude each other"),
+        (["serve", "--process-roles", "controller", "--controller-port", "0"], 1, "forwards to nobody"),
         (["serve", "--catalogue", "missing.json"], 1, "missing.json"),
-        (["serve", "--security-protocol", "SSH"], 2, "invalid choice"),
-        (["--config", "listeners.properties", "serve", "--port", "9092"], 2, "--port and --security-protocol go without it"),
-        (["--config", "bad-listeners.properties", "serve"], 2, "No security protocol defined for listener CLIENT"),
+        (["serve", "--security-protocol", "SSH"], 1, "invalid choice"),
+        (["--config", "listeners.properties", "serve", "--port", "9092"], 1, "--port and --security-protocol go without it"),
+        (["--config", "bad-listeners.properties", "serve"], 1, "No security protocol defined for listener CLIENT"),
     ],
 )
 def test_bad_command_lines(files, capsys, monkeypatch, arguments, status, message):

@@ -203,11 +203,11 @@ def test_kafkasec_grid_refuses_bad_command_lines(tmp_path, capsys):
 
     (tmp_path / "p.csv").write_text("principal\nUser:a\n")
     base = ["--state", str(tmp_path / "s.db"), "grid", "--principals", str(tmp_path / "p.csv"), "--output", str(tmp_path / "o")]
-    assert main(base + ["--resources", str(tmp_path / "missing.csv")]) == 2
+    assert main(base + ["--resources", str(tmp_path / "missing.csv")]) == 1
     assert "no such file" in capsys.readouterr().err
-    assert main(base + ["--resources", str(tmp_path / "p.csv"), "--output-type", "allowed"]) == 2
+    assert main(base + ["--resources", str(tmp_path / "p.csv"), "--output-type", "allowed"]) == 1
     assert "needs --operation" in capsys.readouterr().err
-    assert main(base + ["--resources", str(tmp_path / "p.csv"), "--operation", "Read"]) == 2
+    assert main(base + ["--resources", str(tmp_path / "p.csv"), "--operation", "Read"]) == 1
     assert not (tmp_path / "o").exists()
 
 
