@@ -13,7 +13,7 @@ import sys
 from typing import Sequence
 
 from kafkasec import __version__
-from kafkasec.cli import acls, config_command, grid, principal, scram, serve, tokens
+from kafkasec.cli import acls, completion, config_command, grid, principal, scram, serve, tokens
 from kafkasec.cli.options import (
     ArgumentParser,
     CommandError,
@@ -42,6 +42,7 @@ def build_parser() -> ArgumentParser:
     grid.register(commands)
     serve.register(commands)
     config_command.register(commands)
+    completion.register(commands)
     return parser
 
 
