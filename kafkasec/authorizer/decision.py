@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-from typing import Callable
 
 from attrs import field, frozen
 
@@ -46,52 +45,15 @@ class Rule:
         )
 
 
-@frozen(eq=False, repr=False)
+@frozen
 class AuthorizationDecision:
-    """One answer, its rule, and the authorizer (plugin) that gave it.
-
-    The rule may be given (``rule=``) or found on first use (``find_rule=``, a function of no
-    arguments; a given rule wins, as after ``evolve(decision, rule=...)``): the standard authorizer answers from bit masks and looks up which ACL decided
-    only when someone reads ``rule`` (explain, an audit record, a test). Equality, hashing and
-    repr read the rule, so a found rule and a given one compare alike.
-    """
+    """One answer, its rule, and the authorizer (plugin) that gave it."""
 
     action: Action
     result: AuthorizationResult
-    _rule: Rule | None = field(default=None, alias="rule")
+    rule: Rule
     authorizer: str = field(default="standard")
-    _find_rule: Callable[[], Rule] | None = field(default=None, alias="find_rule", kw_only=True)
-
-    def __attrs_post_init__(self) -> None:
-        if self._rule is None and self._find_rule is None:
-            raise ValueError("an AuthorizationDecision needs its rule= or a find_rule= that finds it")
-
-    @property
-    def rule(self) -> Rule:
-        rule = self._rule
-        if rule is None:
-            assert self._find_rule is not None  # __attrs_post_init__ saw to it
-            rule = self._find_rule()
-            object.__setattr__(self, "_rule", rule)  # found once; the decision stays the same value
-        return rule
 
     @property
     def allowed(self) -> bool:
         return self.result is AuthorizationResult.ALLOWED
-
-    def _key(self) -> tuple:
-        return (self.action, self.result, self.rule, self.authorizer)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, AuthorizationDecision):
-            return NotImplemented
-        return self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return (
-            f"AuthorizationDecision(action={self.action!r}, result={self.result!r}, rule={self.rule!r}, "
-            f"authorizer={self.authorizer!r})"
-        )

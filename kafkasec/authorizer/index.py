@@ -36,7 +36,7 @@ from kafkasec.acl import (
 from kafkasec.context import AuthorizationResult
 
 if TYPE_CHECKING:
-    from kafkasec.authorizer.decision import AuthorizationDecision, Rule
+    from kafkasec.authorizer.decision import AuthorizationDecision
 
 ALL_OPERATIONS_MASK = sum(1 << op for op in AclOperation)
 
@@ -176,7 +176,6 @@ class TypeIndex:
         "_summaries",
         "by_resource_type_answers",
         "_permitted",
-        "rules",
         "decisions",
     )
 
@@ -204,8 +203,6 @@ class TypeIndex:
         # permitted_operations answers, for this snapshot of this type: a type's TypeIndex is
         # replaced whenever one of its ACLs changes, so an answer here is never stale.
         self._permitted: dict[tuple[tuple[str, ...], str | None, str], int | None] = {}
-        # The rule behind each answer explained or audited in this snapshot (see StandardAuthorizer).
-        self.rules: dict[tuple, Rule] = {}
         # The decisions (with their rules) given in this snapshot, for a client that asks again.
         self.decisions: dict[tuple, AuthorizationDecision] = {}
 

@@ -313,26 +313,14 @@ class StandardAuthorizer:
             decision = type_index.decisions.get(key)
             if decision is None:
                 [result] = self._answers(index, keys, host, [action])
-                decision = AuthorizationDecision(action, result, self._rule(index, keys, host, action))
+                decision = AuthorizationDecision(action, result, self._rule(type_index, keys, host, action))
                 remember(type_index.decisions, key, decision)
             decisions.append(decision)
         return decisions
 
-    def _rule(self, index: AclIndex, keys: tuple[str, ...], host: str, action: Action) -> Rule:
-        """The rule behind the answer to ``action`` in snapshot ``index``: the first DENY ACL
-        that refuses it, else the first ALLOW ACL that grants it, else the default rule."""
-        pattern = action.resource_pattern
-        type_index = index.types.get(pattern.resource_type)
-        if type_index is None:
-            return _NO_ACL_FOUND_RULES[self.allow_everyone_if_no_acl_found]
-        key = (keys, host, pattern.name, action.operation)
-        rule = type_index.rules.get(key)
-        if rule is None:
-            rule = self._find_rule(type_index, keys, host, action)
-            remember(type_index.rules, key, rule)
-        return rule
-
-    def _find_rule(self, type_index: TypeIndex, keys: tuple[str, ...], host: str, action: Action) -> Rule:
+    def _rule(self, type_index: TypeIndex, keys: tuple[str, ...], host: str, action: Action) -> Rule:
+        """The rule behind the answer to ``action``: the first DENY ACL that refuses it, else the
+        first ALLOW ACL that grants it, else the default rule."""
         entries = type_index.matching_entries(action.resource_pattern.name)
         if not entries:
             return _NO_ACL_FOUND_RULES[self.allow_everyone_if_no_acl_found]

@@ -3,7 +3,6 @@ observe an answer, through the hooks otherwise, and both give the reference auth
 Provenance is found when a decision's rule is read; per-snapshot answers are never stale."""
 
 import pluggy
-import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kafkasec import (
@@ -152,24 +151,6 @@ def test_the_audit_hook_sees_batches_that_ask_to_be_logged_and_not_kip_430_check
         unlogged = Action(AclOperation.READ, ORDERS, 1, False, False)
         assert security.authorize(ALICE, [unlogged]) == [ALLOWED]
         assert len(recorder.batches) == 1
-
-
-def test_a_decisions_rule_is_found_when_read_and_only_once():
-    calls = []
-    rule = Rule(RuleKind.NO_ACL_FOUND)
-
-    def find_rule():
-        calls.append(1)
-        return rule
-
-    decision = AuthorizationDecision(read(), DENIED, find_rule=find_rule)
-    assert calls == []
-    assert decision.rule is rule and decision.rule is rule
-    assert calls == [1]
-    assert decision == AuthorizationDecision(read(), DENIED, rule)
-    assert hash(decision) == hash(AuthorizationDecision(read(), DENIED, rule))
-    with pytest.raises(ValueError, match="needs its rule= or a find_rule="):
-        AuthorizationDecision(read(), DENIED)
 
 
 def test_the_rule_of_a_decision_is_that_of_its_snapshot():
