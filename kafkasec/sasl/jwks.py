@@ -16,9 +16,7 @@ slack), its audience is one of ``sasl.oauthbearer.expected.audience`` and its is
 
 from __future__ import annotations
 
-import threading
-import time
-from typing import Callable, Iterable, Mapping
+from typing import Iterable, Mapping
 
 import jwt
 from attrs import define, field
@@ -58,10 +56,7 @@ class JwksValidator:
     """At most one fetch per this long for tokens naming a key id the JWKS lacks: a client
     inventing key ids must not make every login a request to the identity provider."""
     fetch_timeout_ms: int = 10_000
-    clock: Callable[[], float] = time.time
     _client: jwt.PyJWKClient = field(init=False, repr=False)
-    _lock: threading.Lock = field(init=False, factory=threading.Lock, repr=False)
-    _fetched_at: float = field(init=False, default=float("-inf"), repr=False)
 
     def __attrs_post_init__(self) -> None:
         if not self.jwks_url.startswith(("https://", "http://", "file:")):
@@ -98,13 +93,6 @@ class JwksValidator:
             clock_skew_seconds=number("skew", 30),
         )
 
-    def _signing_key(self, kid: str) -> jwt.PyJWK:
-        with self._lock:
-            if self.clock() - self._fetched_at >= self.refresh_ms / 1000:
-                self._client.get_jwk_set(refresh=True)
-                self._fetched_at = self.clock()
-            return self._client.get_signing_key(kid)
-
     def validate(self, token: str) -> ValidatedToken:
         # The header is read here, once: PyJWT parses the whole token again to verify it.
         parts = token.split(".")
@@ -115,7 +103,8 @@ class JwksValidator:
         if not isinstance(kid, str):
             raise InvalidTokenError("the token names no key id (kid)")
         try:
-            key = self._signing_key(kid)
+            # PyJWKClient refetches the set when its lifespan (refresh.ms) is over, and for an unknown kid.
+            key = self._client.get_signing_key(kid)
         except jwt.PyJWKClientError as error:
             raise InvalidTokenError(f"no key of the JWKS verifies the token: {error}") from None
         algorithm = key.algorithm_name

@@ -214,3 +214,14 @@ def test_without_a_jwks_the_listener_takes_the_unsecured_validator_with_its_jaas
             client_first(unsecured_token({"user": "erin", "exp": LATER})),
             '{"status":"insufficient_scope", "scope":"kafka"}',
         )
+
+
+def test_the_jwks_is_fetched_again_once_refresh_ms_is_over(provider, jwks_url):
+    validator = JwksValidator(jwks_url, refresh_ms=1000, expected_audience=[AUDIENCE], expected_issuer=ISSUER)
+    validator.validate(provider.token())
+    fetched = provider.requests
+    validator.validate(provider.token())
+    assert provider.requests == fetched
+    time.sleep(1.1)
+    validator.validate(provider.token())
+    assert provider.requests == fetched + 1
