@@ -15,9 +15,7 @@ target: at most 100 µs on this machine).
 from __future__ import annotations
 
 import argparse
-import base64
 import functools
-import json
 import os
 import platform
 import sys
@@ -28,28 +26,16 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
 os.environ["KAFKASEC_LOAD_PLUGINS"] = ""
 
+from bench_endpoint import cache_client_pbkdf2  # noqa: E402
+
 from kafkasec import KafkaSecurity, ScramCredentialInfo, UserScramCredentialUpsertion  # noqa: E402
 from kafkasec.sasl.jwks import JwksValidator  # noqa: E402
-from kafkasec.scram import client as scram_client_module  # noqa: E402
 from kafkasec.scram.client import ScramClient  # noqa: E402
-from kafkasec.scram.credentials import ScramFormatter  # noqa: E402
 
-from identity_provider import AUDIENCE, ISSUER, IdentityProvider, client_first  # noqa: E402
+from identity_provider import AUDIENCE, ISSUER, IdentityProvider, client_first, unsecured_token  # noqa: E402
 
 PASSWORD = "alice-secret"
 JAAS = f'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="{PASSWORD}";'
-
-
-def cache_client_pbkdf2() -> None:
-    original = ScramFormatter.salted_password
-
-    @functools.lru_cache(maxsize=None)
-    def cached(mechanism, password, salt, iterations):
-        return original(ScramFormatter(mechanism), password, salt, iterations)
-
-    scram_client_module.ScramFormatter.salted_password = (
-        lambda self, password, salt, iterations: cached(self.mechanism, password, bytes(salt), iterations)
-    )
 
 
 def scram_login(security, mechanism: str) -> None:
@@ -74,13 +60,6 @@ def per_second(function, seconds: float) -> float:
         function()
         done += 1
     return done / (time.perf_counter() - started)
-
-
-def unsecured_jwt() -> str:
-    def part(value):
-        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
-
-    return f"{part({'alg': 'none'})}.{part({'sub': 'alice', 'exp': int(time.time()) + 3600})}."
 
 
 def main(argv=None) -> int:
@@ -110,7 +89,7 @@ def main(argv=None) -> int:
             "SCRAM-SHA-512": functools.partial(scram_login, plain_and_jwt, "SCRAM-SHA-512"),
             "PLAIN": functools.partial(one_message_login, plain_and_jwt, "PLAIN", f"\0alice\0{PASSWORD}".encode()),
             "OAUTHBEARER (JWT, JWKS cached)": functools.partial(one_message_login, plain_and_jwt, "OAUTHBEARER", client_first(signed)),
-            "OAUTHBEARER (unsecured JWT)": functools.partial(one_message_login, unsecured, "OAUTHBEARER", client_first(unsecured_jwt())),
+            "OAUTHBEARER (unsecured JWT)": functools.partial(one_message_login, unsecured, "OAUTHBEARER", client_first(unsecured_token({'sub': 'alice', 'exp': int(time.time()) + 3600}))),
         }
         best = dict.fromkeys(candidates, 0.0)
         validations = 0.0
