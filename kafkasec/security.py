@@ -20,7 +20,7 @@ from kafkasec.authorizer.index import StoredAcl
 from kafkasec.authorizer.service import AuthorizationService
 from kafkasec.authorizer.standard import AclCreateResult, AclDeleteResult, Grantee, StandardAuthorizer
 from kafkasec.context import Action, AuthorizationResult, RequestContext
-from kafkasec.plugins import make_plugin_manager
+from kafkasec.plugins import PluginManager, make_plugin_manager
 from kafkasec.principals.principal import KafkaPrincipal
 from kafkasec.principals.service import PrincipalService
 from kafkasec.sasl.mechanisms import SaslMechanisms, SaslServer
@@ -85,6 +85,9 @@ class KafkaSecurity:
         self._forwarded_lock = threading.Lock()
         self._instance_plugins: list[str] = []
         self.plugin_manager = plugin_manager or make_plugin_manager(plugins=plugins)
+        self._sasl_mechanisms: SaslMechanisms | None = None
+        if isinstance(self.plugin_manager, PluginManager):
+            self.plugin_manager.add_change_listener(self._forget_sasl_mechanisms)
         self.settings = SettingsRegistry.from_plugins(self.plugin_manager)
         self.settings.check(self.config)
         hook = self.plugin_manager.hook
@@ -211,6 +214,7 @@ class KafkaSecurity:
         unregistering a plugin on a running instance. Hooks nobody implements cost nothing
         per request: the facade skips principal expansion and audit when no plugin has them."""
         self.authorization.plugins_changed()
+        self._forget_sasl_mechanisms()
 
     def register_plugin(self, plugin, name: str) -> None:
         """Register ``plugin`` (an object with ``@hookimpl`` methods) for this instance's life.
@@ -228,8 +232,18 @@ class KafkaSecurity:
     # ------------------------------------------------------------------ SASL
 
     def sasl_mechanisms(self) -> SaslMechanisms:
-        """The SASL mechanisms the plugins serve (``kafkasec_sasl_mechanisms``), by name."""
-        return SaslMechanisms.collect(self)
+        """The SASL mechanisms the plugins serve (``kafkasec_sasl_mechanisms``), by name: asked
+        of the plugins once and kept until they change (each login asks for this table), or
+        asked every time when the plugin manager does not say when they change."""
+        table = self._sasl_mechanisms
+        if table is None:
+            table = SaslMechanisms.collect(self)
+            if isinstance(self.plugin_manager, PluginManager):
+                self._sasl_mechanisms = table
+        return table
+
+    def _forget_sasl_mechanisms(self) -> None:
+        self._sasl_mechanisms = None
 
     def sasl_server(self, mechanism: str, *, listener_name: str = "SASL_PLAINTEXT") -> SaslServer:
         """A new server-side exchange of ``mechanism`` for a connection on ``listener_name``;

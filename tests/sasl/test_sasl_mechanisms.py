@@ -85,3 +85,15 @@ def test_an_offer_must_be_a_sasl_mechanism_with_a_proper_name():
             security.sasl_mechanisms()
     with pytest.raises(ValueError, match="upper-case"):
         SaslMechanism("plain", lambda security, listener: None)
+
+
+def test_the_table_is_kept_until_the_plugins_change():
+    with KafkaSecurity() as security:
+        table = security.sasl_mechanisms()
+        assert security.sasl_mechanisms() is table  # each login asks: one collection serves them
+        offer = type("Offer", (), {"kafkasec_sasl_mechanisms": hookimpl(
+            lambda self, security: [SaslMechanism("X-NEW", lambda security, listener: None)])})()
+        security.plugin_manager.register(offer, name="x-new")
+        assert "X-NEW" in security.sasl_mechanisms()
+        security.plugin_manager.unregister(offer)
+        assert "X-NEW" not in security.sasl_mechanisms()
