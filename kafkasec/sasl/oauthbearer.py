@@ -37,6 +37,7 @@ from kafkasec.sasl.mechanisms import SaslMechanism
 
 OAUTHBEARER = "OAUTHBEARER"
 JWKS_ENDPOINT_URL = "sasl.oauthbearer.jwks.endpoint.url"
+_STATE = "sasl.oauthbearer"  # security.plugin_state key: {listener name (lower case): validator}
 _SEPARATOR = "\x01"
 _SASLNAME = r"(?:[\x01-\x2b\x2d-\x3c\x3e-\x7f]|=2C|=3D)+"  # Java's [\x01-\x7F&&[^=,]], or =2C / =3D
 _KEY = r"[A-Za-z]+"
@@ -258,8 +259,6 @@ def _new_validator(config, listener_name: str) -> TokenValidator:
     options = {} if text is None else parse_jaas_config(str(text)).options
     return UnsecuredJwtValidator.from_jaas_options(options)
 
-
-_STATE = "sasl.oauthbearer"  # security.plugin_state key: {listener name (lower case): validator}
 
 
 def _oauthbearer_server(security, listener_name: str) -> OAuthBearerServer:
