@@ -1,4 +1,4 @@
-"""Metadata, DescribeCluster, FindCoordinator and DescribeGroups, authorized as Kafka's KafkaApis does.
+"""Metadata, DescribeCluster, FindCoordinator, DescribeGroups and ListGroups, authorized as Kafka's KafkaApis does.
 
 These answer from a :class:`~kafkasec.protocol.catalogue.Catalogue` and from the endpoint's own
 node, which leads every partition, coordinates every group and is the ``controller_id`` clients
@@ -18,6 +18,8 @@ send admin requests to. What security decides follows Kafka:
   transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 53); a share-group key needs
   CLUSTER_ACTION on the cluster (31).
 - DescribeGroups: DESCRIBE on each group, else GROUP_AUTHORIZATION_FAILED for that group.
+- ListGroups: every group for a caller with DESCRIBE on the cluster, else only the groups it may
+  DESCRIBE (nothing is refused); v4's states filter and v5's types filter narrow the list.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from kafkasec.protocol.errors import ApiError
 
 METADATA, FIND_COORDINATOR = ApiKey.METADATA, ApiKey.FIND_COORDINATOR
 DESCRIBE_GROUPS, DESCRIBE_CLUSTER = ApiKey.DESCRIBE_GROUPS, ApiKey.DESCRIBE_CLUSTER
+LIST_GROUPS = ApiKey.LIST_GROUPS
+CLASSIC_GROUP_TYPE = "Classic"  # KIP-848's name for the groups a Catalogue holds
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 """The schemas' default for an authorized-operations field nobody asked for (Integer.MIN_VALUE)."""
 
@@ -94,7 +98,7 @@ def metadata_error_response(body, version: int, error: ApiError):
 
 
 class ClusterRequests:
-    """The four read APIs of one node over ``catalogue``; each handler takes
+    """The five read APIs of one node over ``catalogue``; each handler takes
     ``(security, context, body, version)`` and returns the response body."""
 
     def __init__(self, catalogue: Catalogue, node: Node, cluster_id: str):
@@ -114,6 +118,7 @@ class ClusterRequests:
             FIND_COORDINATOR: self.handle_find_coordinator,
             DESCRIBE_GROUPS: self.handle_describe_groups,
             DESCRIBE_CLUSTER: self.handle_describe_cluster,
+            LIST_GROUPS: self.handle_list_groups,
         }
 
     @staticmethod
@@ -402,6 +407,35 @@ class ClusterRequests:
             authorized_operations=operations,
             **ApiError.NONE.code_field(),
         )
+
+
+    # ------------------------------------------------------------------ ListGroups
+
+    def handle_list_groups(self, security, context: RequestContext, body, version: int):
+        response_type = wire.response_schema(LIST_GROUPS, version)
+        listed_type = wire.item_type(response_type, "groups")
+        # Kafka's filters compare states and types without regard to case; empty means any.
+        states = {state.lower() for state in getattr(body, "states_filter", ()) or ()}
+        types = {group_type.lower() for group_type in getattr(body, "types_filter", ()) or ()}
+        sees_all = security.is_allowed(context, AclOperation.DESCRIBE, _CLUSTER)
+        groups = [
+            group
+            for group in self.catalogue.groups.values()
+            if (not states or group.state.lower() in states)
+            and (not types or CLASSIC_GROUP_TYPE.lower() in types)
+            and (sees_all or security.is_allowed(context, AclOperation.DESCRIBE, ResourcePattern(ResourceType.GROUP, group.group_id)))
+        ]
+        listed = tuple(
+            wire.build(
+                listed_type,
+                group_id=group.group_id,
+                protocol_type=group.protocol_type,
+                group_state=group.state,
+                group_type=CLASSIC_GROUP_TYPE,
+            )
+            for group in groups
+        )
+        return wire.build(response_type, groups=listed, **ApiError.NONE.code_field())
 
 
 def body_wants(body, flag: str) -> bool:

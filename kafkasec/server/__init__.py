@@ -9,7 +9,7 @@ Needs the ``wire`` extra.
 
 from kafkasec.protocol.catalogue import Catalogue, Group, GroupMember, Node, Topic
 from kafkasec.server.authenticator import Authenticator, AuthenticatorState, Reply
-from kafkasec.server.client import KafkaConnection
+from kafkasec.client.connection import KafkaConnection
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.endpoint import Endpoint
 

@@ -15,7 +15,7 @@ from typing import Callable
 
 from kafkasec.errors import KafkaError
 from kafkasec.protocol.forwarding import DEFAULT_TIMEOUT_MS, ForwardingExchange, ForwardingState
-from kafkasec.server.client import KafkaConnection
+from kafkasec.client.connection import KafkaConnection
 
 DEFAULT_RETRY_BACKOFF_MS = 100
 

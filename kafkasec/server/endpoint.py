@@ -60,7 +60,7 @@ from kafkasec.protocol.registry import ApiHandlers
 from kafkasec.server.authenticator import SCRAM_MECHANISMS, Authenticator, answer_after_login
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.limits import SMALL_FRAME_BYTES, ConnectionQuotas, LimitExceeded, UnauthenticatedBytes
-from kafkasec.server.tls import server_ssl_context
+from kafkasec.tls import server_ssl_context
 from kafkasec.settings import SECURITY_PROTOCOLS, parse_count, parse_milliseconds
 
 log = logging.getLogger("kafkasec.server")
@@ -104,7 +104,7 @@ class Endpoint:
     ``security_protocol`` is SASL_PLAINTEXT (SASL logins), PLAINTEXT (every client is
     ANONYMOUS), SSL (the principal from the client's certificate, ``ssl.principal.mapping.rules``)
     or SASL_SSL (SASL logins over TLS); TLS is set up from Kafka's PEM settings
-    (:mod:`kafkasec.server.tls`). With ``controller`` (a :class:`ControllerLink`) the endpoint is a broker that
+    (:mod:`kafkasec.tls`). With ``controller`` (a :class:`ControllerLink`) the endpoint is a broker that
     forwards admin writes to that controller in envelopes; without, it is the controller and
     handles them itself, and accepts envelopes if its listener is a privileged one
     (``inter.broker.listener.name``, ``controller.listener.names``). ``port=0`` picks a free

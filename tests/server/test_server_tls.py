@@ -7,7 +7,7 @@ from cryptography.x509.oid import NameOID
 
 from kafkasec import KafkaSecurity
 from kafkasec.server import Endpoint
-from kafkasec.server.tls import server_ssl_context
+from kafkasec.tls import server_ssl_context
 
 from certificates import A, TestCertificateAuthority
 

@@ -1,0 +1,118 @@
+"""A Kafka client's connection settings, read from the properties Kafka's tools take in --command-config.
+
+::
+
+    bootstrap.servers=broker1:9092,broker2:9092
+    security.protocol=SASL_SSL
+    sasl.mechanism=SCRAM-SHA-512
+    sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\
+        username="admin" password="admin-secret";
+    ssl.truststore.type=PEM
+    ssl.truststore.location=/etc/kafka/ca.pem
+
+``sasl.jaas.config`` names the login module of ``sasl.mechanism``: ScramLoginModule (``username``,
+``password``, ``tokenauth=true`` for a delegation token's id and HMAC), PlainLoginModule
+(``username``, ``password``) or OAuthBearerLoginModule (a token from
+``sasl.oauthbearer.token.endpoint.url`` with ``clientId``, ``clientSecret``, ``scope``, else an
+unsecured token from the ``unsecuredLogin*`` options, as Kafka's default handler makes one).
+``ssl.*`` are read by :func:`kafkasec.tls.client_ssl_context`. Keys that are not a client's
+(a broker's settings in the same file) are left for others to read.
+"""
+
+from __future__ import annotations
+
+import ssl
+from typing import Mapping
+
+from attrs import field, frozen
+
+from kafkasec.client.login import CLIENT_MECHANISMS, OAUTHBEARER, PLAIN, ClientLogin, unsecured_login_token
+from kafkasec.client.oauth import TokenEndpoint
+from kafkasec.sasl.jaas import parse_jaas_config
+from kafkasec.settings import SECURITY_PROTOCOLS
+from kafkasec.tls import client_ssl_context
+
+CLIENT_KEYS = ("bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.jaas.config", "client.id")
+CLIENT_PREFIXES = ("ssl.", "sasl.oauthbearer.token.endpoint.", "sasl.login.")
+"""Which properties are a client's: the rest of a --command-config file belongs to kafkasec itself."""
+
+_LOGIN_MODULES = {
+    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    PLAIN: "org.apache.kafka.common.security.plain.PlainLoginModule",
+    OAUTHBEARER: "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule",
+}
+
+
+def is_client_setting(key: str) -> bool:
+    return key in CLIENT_KEYS or key.startswith(CLIENT_PREFIXES)
+
+
+def parse_bootstrap_servers(text: str) -> tuple[tuple[str, int], ...]:
+    """``host:port[,host:port...]`` (an IPv6 host in brackets) as (host, port) pairs; ValueError
+    naming the entry that is not one."""
+    servers = []
+    for entry in (part.strip() for part in text.split(",")):
+        if not entry:
+            continue
+        host, separator, port = entry.rpartition(":")
+        if host.startswith("[") and host.endswith("]"):
+            host = host[1:-1]
+        if not separator or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"a bootstrap server is HOST:PORT, not {entry!r}")
+        servers.append((host, int(port)))
+    if not servers:
+        raise ValueError("no bootstrap server given: --bootstrap-server HOST:PORT")
+    return tuple(servers)
+
+
+@frozen
+class ClientSettings:
+    """Where a client connects, with which security protocol, and how it logs in."""
+
+    bootstrap_servers: tuple[tuple[str, int], ...]
+    security_protocol: str = "PLAINTEXT"
+    login: ClientLogin | None = None
+    ssl_context: ssl.SSLContext | None = field(default=None, repr=False)
+    client_id: str = "kafkasec"
+
+    @classmethod
+    def from_properties(cls, properties: Mapping[str, str], bootstrap_servers: str | None = None) -> ClientSettings:
+        """The settings in ``properties``, with ``bootstrap_servers`` (the --bootstrap-server flag)
+        over ``bootstrap.servers``; ValueError naming the property that is missing or wrong."""
+        servers = parse_bootstrap_servers(bootstrap_servers or properties.get("bootstrap.servers", ""))
+        protocol = properties.get("security.protocol", "PLAINTEXT").strip().upper()
+        if protocol not in SECURITY_PROTOCOLS:
+            raise ValueError(f"security.protocol must be one of {', '.join(SECURITY_PROTOCOLS)}, not {protocol!r}")
+        login = _login(properties) if protocol.startswith("SASL_") else None
+        context = client_ssl_context(properties) if protocol.endswith("SSL") else None
+        return cls(servers, protocol, login, context, properties.get("client.id", "kafkasec"))
+
+
+def _login(properties: Mapping[str, str]) -> ClientLogin:
+    mechanism = properties.get("sasl.mechanism", "GSSAPI").strip()
+    if mechanism not in CLIENT_MECHANISMS:
+        default = "" if "sasl.mechanism" in properties else " (Kafka's default)"
+        raise ValueError(
+            f"sasl.mechanism {mechanism}{default} is not one kafkasec logs in with: "
+            f"set sasl.mechanism to one of {', '.join(CLIENT_MECHANISMS)}"
+        )
+    text = properties.get("sasl.jaas.config")
+    if text is None:
+        raise ValueError(f"a {mechanism} login needs sasl.jaas.config ({_LOGIN_MODULES[mechanism]} required ...;)")
+    module = parse_jaas_config(text)
+    if module.class_name != _LOGIN_MODULES[mechanism]:
+        raise ValueError(f"sasl.mechanism {mechanism} logs in with {_LOGIN_MODULES[mechanism]}, not {module.class_name}")
+    options = module.options
+    if mechanism != OAUTHBEARER:
+        token_auth = options.get("tokenauth", "false").strip().lower() == "true"
+        return ClientLogin(mechanism, options.get("username"), options.get("password"), token_auth=token_auth)
+    url = properties.get("sasl.oauthbearer.token.endpoint.url")
+    if url:
+        timeout_ms = properties.get("sasl.login.read.timeout.ms")
+        timeout_s = int(timeout_ms) / 1000 if timeout_ms else None
+        endpoint = TokenEndpoint(url, options, **({"timeout_s": timeout_s} if timeout_s else {}))
+        return ClientLogin(mechanism, bearer_token=endpoint)
+    unsecured_login_token(options)  # refuse bad options now, not at the first login
+    return ClientLogin(mechanism, options.get("unsecuredLoginStringClaim_sub"),
+                       bearer_token=lambda: unsecured_login_token(options))
