@@ -1,4 +1,4 @@
-"""The ``kafkasec`` command: ``kafkasec [--state PATH] [--command-config FILE] acls ...``.
+"""The ``kafkasec`` command: ``kafkasec [--state PATH | --bootstrap-server HOST:PORT] [--command-config FILE] acls ...``.
 
 docs/cli.md describes every command and flag. ``main`` never lets a traceback through: bad
 input is one ``kafkasec: error: ...`` line on standard error and a non-zero exit status.
@@ -30,7 +30,8 @@ USAGE_ERROR = 1  # the command line is wrong: 1 too, as Kafka's tools exit (Comm
 def build_parser() -> ArgumentParser:
     parser = ArgumentParser(
         prog="kafkasec",
-        description="Manage and question the Kafka ACLs, SCRAM credentials and delegation tokens kept in a kafkasec state file.",
+        description="Manage and question the Kafka ACLs, SCRAM credentials and delegation tokens of a running "
+        "cluster (--bootstrap-server) or of a kafkasec state file (--state).",
         parents=[global_options(None)],
     )
     parser.add_argument("--version", action="version", version=f"kafkasec {__version__}")
@@ -47,8 +48,7 @@ def build_parser() -> ArgumentParser:
 
 
 KAFKA_ONLY_OPTIONS = {
-    "--bootstrap-server": "kafkasec works on a state file (--state PATH), not on a running cluster's --bootstrap-server",
-    "--bootstrap-controller": "kafkasec works on a state file (--state PATH), not on a running cluster's --bootstrap-controller",
+    "--bootstrap-controller": "kafkasec reaches a cluster through a broker: --bootstrap-server HOST:PORT",
     "--zookeeper": "Kafka dropped ZooKeeper; kafkasec works on a state file (--state PATH)",
     "--authorizer-properties": "kafkasec's authorizer settings go in the --command-config file",
 }

@@ -2,14 +2,19 @@
 
 --add, --remove and --list follow Kafka's AclCommand rule for rule and print its text
 (docs/cli.md lists where we are stricter). The subcommands check, who-can and authorized-ops
-ask the authorizer; export and import move every stored ACL through a CSV or JSON file.
+ask the authorizer; export and import move every stored ACL through a CSV or JSON file. Each
+works on a state file or, with --bootstrap-server, on a running cluster: the ACL calls go
+through :class:`StateFileAcls` or :class:`ClusterAcls`, and the questions are asked of the
+cluster's ACLs copied into memory.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from functools import partial
+from typing import Iterator
 
 from kafkasec.acl import (
     CLUSTER_NAME,
@@ -31,7 +36,7 @@ from kafkasec.authorizer.standard import STORE_SOURCE
 from kafkasec.authorizer.validation import validate_new_acl
 from kafkasec.cli.acl_files import FILE_FORMATS, file_format, read_acl_file
 from kafkasec.cli.acl_warnings import warnings_for
-from kafkasec.cli.config import open_security
+from kafkasec.cli.config import on_cluster, open_cluster, open_security
 from kafkasec.cli.options import (
     ACL_PATTERN_TYPES,
     CommandError,
@@ -315,14 +320,64 @@ def check_supported(resource_type: ResourceType, operations, also_valid=()) -> N
         raise UsageError(f"ResourceType {resource_type.name} only supports operations [{names}]")
 
 
-def stored_bindings(security, acl_filter: AclBindingFilter) -> list[AclBinding]:
-    """The ACLs of the state store that the filter matches: what add, remove and export work on.
+CLUSTER_SOURCE = "cluster"
+"""The source column of an ACL listed from a cluster (DescribeAcls does not say more)."""
 
-    Plugin-contributed ACLs are left out: delete_acls does not remove them, and exporting
-    them would turn them into stored ones on import.
-    """
-    stored_acls = security.stored_acls(acl_filter)
-    return [stored.binding for stored in stored_acls if stored.source == STORE_SOURCE]
+
+class StateFileAcls:
+    """The ACL calls of add, remove, list, export and import, on a state file."""
+
+    def __init__(self, security):
+        self.security = security
+
+    def acls(self, acl_filter: AclBindingFilter) -> list[AclBinding]:
+        """The stored ACLs the filter matches: what add, remove and export work on.
+
+        Plugin-contributed ACLs are left out: delete_acls does not remove them, and exporting
+        them would turn them into stored ones on import.
+        """
+        stored_acls = self.security.stored_acls(acl_filter)
+        return [stored.binding for stored in stored_acls if stored.source == STORE_SOURCE]
+
+    def listed(self, acl_filter: AclBindingFilter) -> list[tuple[AclBinding, str]]:
+        """Every ACL the filter matches, with where it comes from (the store, or a plugin)."""
+        return [(stored.binding, stored.source) for stored in self.security.stored_acls(acl_filter)]
+
+    def create_acls(self, bindings):
+        return self.security.create_acls(bindings)
+
+    def delete_acls(self, filters):
+        return self.security.delete_acls(filters)
+
+
+class ClusterAcls:
+    """The same calls on a running cluster, by DescribeAcls, CreateAcls and DeleteAcls."""
+
+    def __init__(self, admin):
+        self.admin = admin
+
+    def acls(self, acl_filter: AclBindingFilter) -> list[AclBinding]:
+        return self.admin.acls(acl_filter)
+
+    def listed(self, acl_filter: AclBindingFilter) -> list[tuple[AclBinding, str]]:
+        return [(binding, CLUSTER_SOURCE) for binding in self.admin.acls(acl_filter)]
+
+    def create_acls(self, bindings):
+        return self.admin.create_acls(bindings)
+
+    def delete_acls(self, filters):
+        return self.admin.delete_acls(filters)
+
+
+@contextlib.contextmanager
+def acl_target(args, *, writes: bool = False) -> Iterator[StateFileAcls | ClusterAcls]:
+    """Where the command's ACLs are: the cluster --bootstrap-server names, else the state file."""
+    if on_cluster(args):
+        with open_cluster(args) as admin:
+            yield ClusterAcls(admin)
+    else:
+        with open_security(args, writes=writes) as security:
+            yield StateFileAcls(security)
 
 
 def add_acls(args) -> int:
@@ -358,9 +413,9 @@ def add_acls(args) -> int:
     output, out = output_format(args), sys.stdout
     verb = "Would add" if args.dry_run else "Adding"
     added: list[AclBinding] = []
-    with open_security(args, writes=True) as security:
+    with acl_target(args, writes=True) as target:
         for pattern, bindings in bindings_by_pattern.items():
-            existing = set(stored_bindings(security, AclBindingFilter(pattern.to_filter())))
+            existing = set(target.acls(AclBindingFilter(pattern.to_filter())))
             fresh = [binding for binding in bindings if binding not in existing]
             if output == "table":
                 for binding in bindings:
@@ -371,7 +426,7 @@ def add_acls(args) -> int:
                     out.write(f"{verb} ACLs for resource `{kafka_pattern(pattern)}`: {block}\n")
             added += fresh
         if not args.dry_run:
-            raise_first_error(security.create_acls(added))
+            raise_first_error(target.create_acls(added))
     if output != "table":
         write_records(out, ACL_FIELDS, [binding_record(binding) for binding in added], output)
     return 0
@@ -422,11 +477,11 @@ def _remove_principals_acls(args) -> int:
 
 def _remove(args, filters: list[AclBindingFilter]) -> int:
     """Delete what ``filters`` match (or, with --dry-run, say what it would) and print it."""
-    with open_security(args, writes=True) as security:
+    with acl_target(args, writes=True) as target:
         if args.dry_run:
-            removed = [binding for acl_filter in filters for binding in stored_bindings(security, acl_filter)]
+            removed = [binding for acl_filter in filters for binding in target.acls(acl_filter)]
         else:
-            results = security.delete_acls(filters)
+            results = target.delete_acls(filters)
             raise_first_error(results)
             removed = [binding for result in results for binding in result.bindings]
     output = output_format(args)
@@ -456,24 +511,21 @@ def confirm(question: str) -> bool:
 
 def list_acls(args) -> int:
     filters = requested_resources(args) or [ResourcePatternFilter()]
-    with open_security(args) as security:
-        listed = {
-            stored.acl_id: stored
-            for resource in filters
-            for stored in security.stored_acls(AclBindingFilter(resource))
-        }
+    with acl_target(args) as target:
+        # Keyed by ACL and source: filters may overlap (a topic and ANY), an ACL is listed once.
+        listed = dict.fromkeys(item for resource in filters for item in target.listed(AclBindingFilter(resource)))
     principals = args.principal or []
     # kafka-acls.sh ignores --operation when listing; here it, and --permission-type, narrow the list.
     operations, permission = set(args.operation or ()), args.permission_type
-    listed = {
-        acl_id: stored
-        for acl_id, stored in listed.items()
-        if (not operations or stored.binding.entry.operation in operations)
-        and (permission is None or stored.binding.entry.permission_type.name == permission.upper())
-    }
+    chosen = [
+        (binding, source)
+        for binding, source in listed
+        if (not operations or binding.entry.operation in operations)
+        and (permission is None or binding.entry.permission_type.name == permission.upper())
+    ]
     output, out = output_format(args), sys.stdout
     if output == "table":
-        bindings = [stored.binding for stored in listed.values()]
+        bindings = [binding for binding, _ in chosen]
         if not principals:
             write_acls_by_resource(out, CURRENT_HEADING, bindings)
         for principal in principals:
@@ -481,10 +533,10 @@ def list_acls(args) -> int:
             own = [binding for binding in bindings if binding.entry.principal == principal]
             write_acls_by_resource(out, CURRENT_HEADING, own)
         return 0
-    chosen = [s for s in listed.values() if not principals or s.binding.entry.principal in principals]
+    own = [(binding, source) for binding, source in chosen if not principals or binding.entry.principal in principals]
     records = [
-        {**binding_record(stored.binding), "source": stored.source}
-        for stored in sorted(chosen, key=lambda stored: (binding_sort_key(stored.binding), stored.source))
+        {**binding_record(binding), "source": source}
+        for binding, source in sorted(own, key=lambda item: (binding_sort_key(item[0]), item[1]))
     ]
     write_records(out, (*ACL_FIELDS, "source"), records, output)
     return 0
@@ -578,8 +630,8 @@ def run_export(args) -> int:
     chosen_format = file_format(args.format, args.file, default="json")
     if args.file is not None:
         check_output_file(args.file, force=args.export_force)
-    with open_security(args) as security:
-        bindings = sorted(stored_bindings(security, AclBindingFilter.ANY), key=binding_sort_key)
+    with acl_target(args) as target:
+        bindings = sorted(target.acls(AclBindingFilter.ANY), key=binding_sort_key)
     records = [binding_record(binding) for binding in bindings]
     if args.file is None:
         write_records(sys.stdout, ACL_FIELDS, records, chosen_format)
@@ -592,11 +644,11 @@ def run_export(args) -> int:
 
 def run_import(args) -> int:
     unique = list(dict.fromkeys(read_acl_file(args.file, file_format(args.format, args.file))))
-    with open_security(args, writes=True) as security:
-        existing = set(stored_bindings(security, AclBindingFilter.ANY))
+    with acl_target(args, writes=True) as target:
+        existing = set(target.acls(AclBindingFilter.ANY))
         new = [binding for binding in unique if binding not in existing]
         if not args.dry_run:
-            raise_first_error(security.create_acls(new))
+            raise_first_error(target.create_acls(new))
     existed = len(unique) - len(new)
     if args.dry_run:
         write_acls_by_resource(sys.stdout, "Would import ACLs for resource", new)

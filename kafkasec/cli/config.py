@@ -1,14 +1,26 @@
-"""Where the command's settings come from: the properties file, the environment, --state."""
+"""Where the command works and with which settings: a state file (--state, the properties file,
+the environment) or a running cluster (--bootstrap-server, logged in as the properties file says).
+
+Commands that read (list, export, check, grid) see a cluster through :func:`open_security` as
+an in-memory copy of its ACLs, so one code path serves both; commands that write reach the
+cluster through :func:`open_cluster`, the Kafka protocol's admin requests.
+"""
 
 from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
+from kafkasec.cli.options import UsageError
+from kafkasec.client.settings import ClientSettings, is_client_only_setting, is_client_setting
 from kafkasec.plugins import make_plugin_manager
 from kafkasec.security import STATE_PATH, KafkaSecurity
 from kafkasec.settings import SettingsRegistry
 from kafkasec.store.base import StateError
+
+if TYPE_CHECKING:
+    from kafkasec.client.admin import ClusterAdmin
 
 STATE_ENVIRONMENT_VARIABLE = "KAFKASEC_STATE"
 DEFAULT_STATE_PATH = "kafkasec.db"
@@ -72,6 +84,39 @@ def state_path(args, properties: dict[str, str]) -> str:
     )
 
 
+def on_cluster(args) -> bool:
+    """Whether the command line names a running cluster (--bootstrap-server) rather than a state file."""
+    if getattr(args, "bootstrap_server", None) is None:
+        return False
+    if getattr(args, "state", None) is not None:
+        raise UsageError("--state and --bootstrap-server exclude each other: one names a state file, the other a cluster")
+    return True
+
+
+def open_cluster(args) -> ClusterAdmin:
+    """The admin client of the cluster --bootstrap-server names, logged in as --command-config says."""
+    properties = read_properties(args.config) if args.config else {}
+    settings = ClientSettings.from_properties(properties, args.bootstrap_server)
+    try:
+        from kafkasec.client.admin import ClusterAdmin
+    except ImportError as error:
+        raise StateError(f"--bootstrap-server needs the 'wire' extra (pip install 'kafkasec[wire]'): {error}") from None
+    return ClusterAdmin.connect(settings)
+
+
+def cluster_security(args, admin: ClusterAdmin) -> KafkaSecurity:
+    """An in-memory KafkaSecurity holding the cluster's ACLs, with the authorizer settings
+    (super.users, allow.everyone.if.no.acl.found, plugins) of --command-config."""
+    properties = read_properties(args.config) if args.config else {}
+    config = {key: value for key, value in properties.items() if not is_client_setting(key)}
+    security = KafkaSecurity.from_config({**config, STATE_PATH: ":memory:"})
+    for result in security.create_acls(admin.acls()):
+        if result.error is not None:
+            security.close()
+            raise result.error
+    return security
+
+
 def open_security(
     args, *, stateless: bool = False, writes: bool = False, overrides: dict[str, str] | None = None
 ) -> KafkaSecurity:
@@ -79,9 +124,18 @@ def open_security(
 
     ``stateless`` commands (principal conversions) keep state in memory: they create no file.
     Only a command that ``writes`` creates a missing state file; any other says it is missing.
+    With --bootstrap-server, a reading command gets the cluster's ACLs in memory
+    (:func:`cluster_security`); a writing one must use :func:`open_cluster`.
     ``overrides`` are settings the command itself fixes, over the config file's.
     """
+    if not stateless and on_cluster(args):
+        if writes:
+            raise ValueError("a command that writes reaches a cluster through open_cluster, not open_security")
+        with open_cluster(args) as admin:
+            return cluster_security(args, admin)
     properties = read_properties(args.config) if args.config else {}
+    # A client.properties file (Kafka's --command-config) may hold a client's settings too.
+    properties = {key: value for key, value in properties.items() if not is_client_only_setting(key)}
     path = ":memory:" if stateless else state_path(args, properties)
     config = {**properties, **(overrides or {}), STATE_PATH: path}
     if not stateless and not writes and "://" not in path and path != ":memory:" and not os.path.exists(path):

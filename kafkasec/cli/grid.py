@@ -1,16 +1,20 @@
 """``kafkasec grid``: who can do what, over principals x resources, on Spark.
 
-The ACLs come from the state file (``--state``); principals and resources from CSV (with a
-header) or Parquet files; the grid goes to Parquet or CSV. Runs on ``local[*]`` unless
-``--master`` names a cluster. docs/grids.md describes it.
+The ACLs come from the state file (``--state``) or from a running cluster (``--bootstrap-server``:
+DescribeAcls, so the grid shows what the cluster enforces); principals and resources from CSV
+(with a header) or Parquet files, or, from a cluster when not given, the principals its ACLs
+name and its topics, groups and cluster resource (Metadata, ListGroups). The grid goes to
+Parquet or CSV. Runs on ``local[*]`` unless ``--master`` names a cluster. docs/grids.md describes it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 
-from kafkasec.cli.config import open_security, read_properties, state_path
+from kafkasec.acl import CLUSTER_NAME, ResourceType
+from kafkasec.cli.config import cluster_security, on_cluster, open_cluster, open_security, read_properties, state_path
 from kafkasec.cli.options import UsageError, global_options, operation_argument
 from kafkasec.cli.output_paths import check_output_directory, check_output_file
 
@@ -26,10 +30,12 @@ def register(commands) -> None:
         description="Write who can do what over every principal x resource pair, by the ACLs in the state file.",
         parents=[global_options(argparse.SUPPRESS)],
     )
-    parser.add_argument("--principals", required=True, metavar="FILE",
-                        help="CSV (with a header) or Parquet: a principal column (Type:name), optionally host")
-    parser.add_argument("--resources", required=True, metavar="FILE",
-                        help="CSV (with a header) or Parquet: resource_type (name or code) and resource_name")
+    parser.add_argument("--principals", metavar="FILE",
+                        help="CSV (with a header) or Parquet: a principal column (Type:name), optionally host "
+                        "(with --bootstrap-server, default: the principals the cluster's ACLs name)")
+    parser.add_argument("--resources", metavar="FILE",
+                        help="CSV (with a header) or Parquet: resource_type (name or code) and resource_name "
+                        "(with --bootstrap-server, default: the cluster's topics, groups and cluster resource)")
     parser.add_argument("--output", required=True, metavar="DIR", help="where to write the grid (a directory)")
     parser.add_argument("--format", choices=FORMATS, default="parquet", help="the output format (default parquet)")
     parser.add_argument("--output-type", choices=OUTPUT_TYPES, default="dense",
@@ -48,12 +54,17 @@ def run_grid(args) -> int:
         raise UsageError("--output-type allowed needs --operation")
     if args.output_type != "allowed" and args.operation is not None:
         raise UsageError('Option "--operation" needs "--output-type allowed"')
-    for path in (args.principals, args.resources):
-        if not os.path.exists(path):
+    cluster = on_cluster(args)
+    for option, path in (("--principals", args.principals), ("--resources", args.resources)):
+        if path is None and not cluster:
+            raise UsageError(f"{option} is needed (or --bootstrap-server, which reads them from the cluster)")
+        if path is not None and not os.path.exists(path):
             raise UsageError(f"no such file: {path}")
     # Checked before Spark starts, and before anything is written: Spark's overwrite deletes.
     properties = read_properties(args.config) if args.config else {}
-    keep = [args.principals, args.resources, state_path(args, properties)]
+    keep = [path for path in (args.principals, args.resources) if path is not None]
+    if not cluster:
+        keep.append(state_path(args, properties))
     check_output_directory(args.output, overwrite=args.overwrite, keep=keep)
     if args.report:
         check_output_file(args.report, force=args.overwrite, option="--report")
@@ -66,8 +77,11 @@ def run_grid(args) -> int:
     already_running = SparkSession.getActiveSession() is not None
     spark = local_session(args.master, "kafkasec-grid", progress=args.progress)
     try:
-        principals, resources = _read(spark, args.principals), _read(spark, args.resources)
-        with open_security(args) as security:
+        with _grid_security(args) as (security, listed_principals, listed_resources):
+            principals = _read(spark, args.principals) if args.principals else spark.createDataFrame(
+                listed_principals, "principal string")
+            resources = _read(spark, args.resources) if args.resources else spark.createDataFrame(
+                listed_resources, "resource_type string, resource_name string")
             result = grid(spark, security, principals, resources, output=args.output_type, operation=args.operation)
             if args.report:
                 from spark_udfs.report import html_report
@@ -88,6 +102,23 @@ def run_grid(args) -> int:
     finally:
         if not already_running:
             spark.stop()
+
+
+@contextlib.contextmanager
+def _grid_security(args):
+    """The security whose ACLs the grid evaluates, and (from a cluster) its principals and resources."""
+    if not on_cluster(args):
+        with open_security(args) as security:
+            yield security, [], []
+        return
+    with open_cluster(args) as admin:
+        security = cluster_security(args, admin)
+        resources = [(ResourceType.TOPIC.name, topic) for topic in admin.topics()]
+        resources += [(ResourceType.GROUP.name, group) for group in admin.groups()]
+        resources.append((ResourceType.CLUSTER.name, CLUSTER_NAME))
+    with security:
+        principals = sorted({binding.entry.principal for binding in security.acls()} - {"User:*"})
+        yield security, [(principal,) for principal in principals], resources
 
 
 def _read(spark, path: str):

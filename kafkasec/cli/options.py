@@ -93,9 +93,9 @@ def output_format(args) -> str:
 
 
 def global_options(argument_default) -> ArgumentParser:
-    """--state and --command-config, which every level accepts (see the module docstring)."""
+    """--state, --bootstrap-server and --command-config, which every level accepts (see the module docstring)."""
     parser = ArgumentParser(add_help=False, argument_default=argument_default)
-    group = parser.add_argument_group("state and configuration")
+    group = parser.add_argument_group("state file or cluster, and configuration")
     group.add_argument(
         "--state",
         metavar="PATH",
@@ -103,12 +103,18 @@ def global_options(argument_default) -> ArgumentParser:
         "else $KAFKASEC_STATE, else ./kafkasec.db)",
     )
     group.add_argument(
+        "--bootstrap-server",
+        metavar="HOST:PORT",
+        help="work on a running cluster (kafkasec serve or Apache Kafka) instead of a state file; "
+        "--command-config then holds Kafka's client properties (security.protocol, sasl.*, ssl.*)",
+    )
+    group.add_argument(
         "--command-config",
         "--config",
         dest="config",
         metavar="FILE",
-        help="a properties file (key=value lines) with super.users, allow.everyone.if.no.acl.found, "
-        "kafkasec.state.path and plugin settings",
+        help="a properties file (key=value lines): Kafka's client properties with --bootstrap-server; "
+        "super.users, allow.everyone.if.no.acl.found, kafkasec.state.path and plugin settings",
     )
     return parser
 

@@ -1,9 +1,12 @@
-"""``kafkasec scram``: kafka-configs.sh's SCRAM credential options, on the state file.
+"""``kafkasec scram``: kafka-configs.sh's SCRAM credential options, on a cluster or on the state file.
 
 --alter (with --add-config and --delete-config) and --describe take kafka-configs.sh's syntax
-and print its text; --export and --import move credentials as the strings ZooKeeper-era clusters
-kept under /config/users, for migration. No password or salted password is ever printed or
-stored. docs/scram.md describes the command and where it differs from kafka-configs.sh.
+and print its text, on the cluster --bootstrap-server names (AlterUserScramCredentials and
+DescribeUserScramCredentials, KIP-554) or on the state file. --export and --import move
+credentials as the strings ZooKeeper-era clusters kept under /config/users, for migration: on
+the state file only, since the Kafka protocol never carries a stored credential. No password or
+salted password is ever printed or stored. docs/scram.md describes the command and where it
+differs from kafka-configs.sh.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import getpass
 import re
 import sys
 
-from kafkasec.cli.config import open_security
+from kafkasec.cli.config import on_cluster, open_cluster, open_security
 from kafkasec.cli.options import OUTPUT_FORMATS, CommandError, UsageError, global_options
 from kafkasec.cli.output import write_records
 from kafkasec.errors import KafkaError, KafkaErrorCode
@@ -42,6 +45,7 @@ _CONFIG_KEY = re.compile(r"[a-zA-Z0-9._-]*")
 # ConfigCommand's credential pattern; without password= the password is asked for.
 _WITH_PASSWORD = re.compile(r"(?:iterations=(-?[0-9]*),)?password=(.*)", re.DOTALL)
 _WITHOUT_PASSWORD = re.compile(r"(?:iterations=(-?[0-9]*))?")
+_LATER_ITERATIONS = re.compile(r",\s*iterations=")
 
 
 def register(commands) -> None:
@@ -84,6 +88,8 @@ def register(commands) -> None:
 
 def run_scram(args) -> int:
     check_arguments(args)
+    if (args.export or args.import_file is not None) and on_cluster(args):
+        raise UsageError("--export and --import work on a state file (--state): the Kafka protocol never carries a stored credential")
     if args.alter:
         return alter(args)
     if args.describe:
@@ -139,10 +145,25 @@ def alter(args) -> int:
         UserScramCredentialUpsertion(user, ScramCredentialInfo(mechanism, iterations), asked if password is None else password)
         for mechanism, (iterations, password) in added.items()
     ]
-    with open_security(args, writes=True) as security:
-        security.scram_service.alter_each_separately(deletions, upsertions)
+    if on_cluster(args):
+        with open_cluster(args) as admin:
+            # One request per change, as on the state file (see ScramService.alter_each_separately):
+            # a KRaft controller refuses two changes to one user in one request.
+            for deletion in deletions:
+                _raise_first(admin.alter_user_scram_credentials([deletion], []))
+            for upsertion in upsertions:
+                _raise_first(admin.alter_user_scram_credentials([], [upsertion]))
+    else:
+        with open_security(args, writes=True) as security:
+            security.scram_service.alter_each_separately(deletions, upsertions)
     sys.stdout.write(f"Completed updating config for user {user}.\n")
     return 0
+
+
+def _raise_first(results) -> None:
+    for result in results:
+        if result.error is not None:
+            raise result.error
 
 
 def parse_add_config(text: str) -> dict[ScramMechanism, tuple[int, str | None]]:
@@ -184,6 +205,14 @@ def _mechanism(name: str, verb: str) -> ScramMechanism:
 def _credential_config(name: str, value: str) -> tuple[int, str | None]:
     match = _WITH_PASSWORD.fullmatch(value)
     iterations, password = match.groups() if match else (None, None)
+    if password is not None and _LATER_ITERATIONS.search(password):
+        # Kafka's pattern reads password= to the end: the iterations written after it are part
+        # of the password, and the default count is used. Kept as Kafka does, but said.
+        sys.stderr.write(
+            f"kafkasec: warning: in {name}, iterations= after password= is part of the password "
+            f"(as kafka-configs.sh reads it) and the iterations are {iterations or DEFAULT_ITERATIONS}; "
+            "write iterations= first to set them\n"
+        )
     if match is None:
         match = _WITHOUT_PASSWORD.fullmatch(value)
         if match is None:
@@ -229,8 +258,12 @@ SCRAM_FIELDS = ("user", "mechanism", "iterations", "error")
 
 
 def describe(args) -> int:
-    with open_security(args) as security:
-        result = security.describe_user_scram_credentials(args.entity_name)
+    if on_cluster(args):
+        with open_cluster(args) as admin:
+            result = admin.describe_user_scram_credentials(args.entity_name)
+    else:
+        with open_security(args) as security:
+            result = security.describe_user_scram_credentials(args.entity_name)
     out = sys.stdout
     if args.output in ("json", "csv"):  # one record per credential (never a secret), or the user's error
         records: list[dict[str, object]] = []

@@ -108,6 +108,9 @@ def _check_listeners(args, config) -> None:
 
 
 def _check(args) -> None:
+    if getattr(args, "bootstrap_server", None) is not None:
+        raise UsageError("serve is a cluster's node: --bootstrap-server is for the commands that administer one "
+                         "(a broker finds its controller with --controller-bootstrap-server)")
     forwards = args.controller_port is not None or args.controller_bootstrap_server is not None
     if args.controller_port is not None and args.controller_bootstrap_server is not None:
         raise UsageError("--controller-port and --controller-bootstrap-server exclude each other")

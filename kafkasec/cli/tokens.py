@@ -1,21 +1,27 @@
-"""``kafkasec tokens``: kafka-delegation-tokens.sh's options, on the state file.
+"""``kafkasec tokens``: kafka-delegation-tokens.sh's options, on a cluster or on the state file.
 
 The action is a word (``kafkasec tokens create``) or kafka-delegation-tokens.sh's flag
-(``--create``, ``--renew``, ``--expire``, ``--describe``). The secret comes from
-``delegation.token.secret.key`` in the --command-config file. Requests go through the same
-checks as a broker's: they act for ``--principal`` over an authenticated connection (as the
-login in kafka-delegation-tokens.sh's --command-config would); without it, create acts for the
-owner, renew and expire for the token's owner, and describe lists every token (whoever holds
-the state file and the secret can make any token anyway). docs/tokens.md describes it.
+(``--create``, ``--renew``, ``--expire``, ``--describe``).
+
+With --bootstrap-server the requests go to the cluster as the login of --command-config, as
+kafka-delegation-tokens.sh sends them: create makes a token for that login unless
+--owner-principal names another. On the state file the secret comes from
+``delegation.token.secret.key`` in the --command-config file, and requests go through the same
+checks as a broker's: they act for ``--principal`` over an authenticated connection (standing for
+the login); without it, create acts for the owner, renew and expire for the token's owner, and
+describe lists every token (whoever holds the state file and the secret can make any token
+anyway). docs/tokens.md describes it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import sys
+from typing import Iterator, Sequence
 
-from kafkasec.cli.config import open_security
+from kafkasec.cli.config import on_cluster, open_cluster, open_security
 from kafkasec.cli.options import OUTPUT_FORMATS, UsageError, global_options
 from kafkasec.cli.output import write_records
 from kafkasec.context import RequestContext
@@ -84,14 +90,53 @@ def register(commands) -> None:
 
 def run_tokens(args) -> int:
     action = chosen_action(args)
-    with open_security(args, writes=action != "describe") as security:
+    with token_target(args, writes=action != "describe") as target:
         if action == "create":
-            return create(security, args)
+            return create(target, args)
         if action == "renew":
-            return renew(security, args)
+            return renew(target, args)
         if action == "expire":
-            return expire(security, args)
-        return describe(security, args)
+            return expire(target, args)
+        return describe(target, args)
+
+
+class StateFileTokens:
+    """The token calls of the actions on a state file, each acting for ``principal`` (None: see
+    the module docstring). A :class:`~kafkasec.client.ClusterAdmin` makes the same calls on a cluster."""
+
+    def __init__(self, security, principal: KafkaPrincipal | None):
+        self.security = security
+        self.principal = principal
+
+    def create_delegation_token(self, owner: KafkaPrincipal | None, renewers: Sequence[KafkaPrincipal], max_lifetime_ms: int):
+        acting = self.principal or owner  # chosen_action saw that one is given
+        assert acting is not None
+        return self.security.create_delegation_token(_context(acting), owner=owner, renewers=renewers, max_lifetime_ms=max_lifetime_ms)
+
+    def renew_delegation_token(self, hmac: bytes, renew_period_ms: int) -> int:
+        return self.security.renew_delegation_token(self._acting_for(hmac), hmac, renew_period_ms)
+
+    def expire_delegation_token(self, hmac: bytes, expiry_time_period_ms: int) -> int:
+        return self.security.expire_delegation_token(self._acting_for(hmac), hmac, expiry_time_period_ms)
+
+    def describe_delegation_tokens(self, owners: Sequence[KafkaPrincipal] | None) -> list[DelegationToken]:
+        if self.principal is not None:
+            return self.security.describe_delegation_tokens(_context(self.principal), owners)
+        return self.security.token_service.all_tokens(owners or None)
+
+    def _acting_for(self, hmac: bytes) -> RequestContext:
+        return _context(self.principal or self.security.token_service.owner_of(hmac))
+
+
+@contextlib.contextmanager
+def token_target(args, *, writes: bool) -> Iterator:
+    """Where the tokens are: the cluster --bootstrap-server names, else the state file."""
+    if on_cluster(args):
+        with open_cluster(args) as admin:
+            yield admin
+    else:
+        with open_security(args, writes=writes) as security:
+            yield StateFileTokens(security, getattr(args, "principal", None))
 
 
 def chosen_action(args) -> str:
@@ -108,8 +153,11 @@ def chosen_action(args) -> str:
         raise UsageError(f"--{action} needs --hmac")
     if action == "create" and len(getattr(args, "owner_principal", None) or []) > 1:
         raise UsageError("--create takes at most one --owner-principal")
-    if action == "create" and not (getattr(args, "owner_principal", None) or getattr(args, "principal", None)):
-        raise UsageError("--create needs --owner-principal or --principal")
+    if getattr(args, "bootstrap_server", None) is not None and getattr(args, "principal", None) is not None:
+        raise UsageError("--principal is for the state file: on a cluster the login of --command-config acts")
+    if (action == "create" and getattr(args, "bootstrap_server", None) is None
+            and not (getattr(args, "owner_principal", None) or getattr(args, "principal", None))):
+        raise UsageError("--create needs --owner-principal or --principal (or --bootstrap-server, where the login owns it)")
     if action in ("renew", "expire"):
         parse_hmac(args.hmac)  # a malformed HMAC is refused before the state is opened
     return action
@@ -119,49 +167,38 @@ def _context(principal: KafkaPrincipal) -> RequestContext:
     return RequestContext(principal, COMMAND_ADDRESS, security_protocol=COMMAND_PROTOCOL)
 
 
-def create(security, args) -> int:
+def create(target, args) -> int:
     owner = (args.owner_principal or [None])[0]
-    acting = getattr(args, "principal", None) or owner  # chosen_action saw that one is given
     renewers = args.renewer_principal or []
     max_life = -1 if args.max_life_time_period is None else args.max_life_time_period
     print(f"Calling create token operation with renewers :{_principals(renewers)} , max-life-time-period :{max_life}")
-    token = security.create_delegation_token(_context(acting), owner=owner, renewers=renewers, max_lifetime_ms=max_life)
+    token = target.create_delegation_token(owner, renewers, max_life)
     print(f"Created delegation token with tokenId : {token.token_id}")
     print_tokens([token])
     return 0
 
 
-def _acting_for_token(security, args, hmac: bytes) -> KafkaPrincipal:
-    if getattr(args, "principal", None) is not None:
-        return args.principal
-    return security.token_service.owner_of(hmac)
+def renew(target, args) -> int:
+    return _change_expiry(args, "renew", "renew-time-period", args.renew_time_period, target.renew_delegation_token)
 
 
-def renew(security, args) -> int:
-    return _change_expiry(security, args, "renew", "renew-time-period", args.renew_time_period, security.renew_delegation_token)
+def expire(target, args) -> int:
+    return _change_expiry(args, "expire", "expire-time-period", args.expiry_time_period, target.expire_delegation_token)
 
 
-def expire(security, args) -> int:
-    return _change_expiry(security, args, "expire", "expire-time-period", args.expiry_time_period, security.expire_delegation_token)
-
-
-def _change_expiry(security, args, verb: str, period_label: str, period: int | None, change) -> int:
+def _change_expiry(args, verb: str, period_label: str, period: int | None, change) -> int:
     hmac = parse_hmac(args.hmac)
     period = -1 if period is None else period
     # kafka-delegation-tokens.sh prints the HMAC here; it is the token's password, so not this.
     print(f"Calling {verb} token operation with hmac :*** , {period_label} :{period}")
-    expiry = change(_context(_acting_for_token(security, args, hmac)), hmac, period)
+    expiry = change(hmac, period)
     print(f"Completed {verb} operation. New expiry date : {_date(expiry)}")
     return 0
 
 
-def describe(security, args) -> int:
+def describe(target, args) -> int:
     owners = args.owner_principal
-    principal = getattr(args, "principal", None)
-    if principal is not None:
-        tokens = security.describe_delegation_tokens(_context(principal), owners)
-    else:
-        tokens = security.token_service.all_tokens(owners or None)
+    tokens = target.describe_delegation_tokens(owners)
     if args.output == "table":
         if owners:
             print(f"Calling describe token operation for owners: {_principals(owners)}")  # Kafka 3.5+ (Java tool)

@@ -32,9 +32,9 @@ from kafkasec.sasl.jaas import parse_jaas_config
 from kafkasec.settings import SECURITY_PROTOCOLS
 from kafkasec.tls import client_ssl_context
 
-CLIENT_KEYS = ("bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.jaas.config", "client.id")
-CLIENT_PREFIXES = ("ssl.", "sasl.oauthbearer.token.endpoint.", "sasl.login.")
-"""Which properties are a client's: the rest of a --command-config file belongs to kafkasec itself."""
+CLIENT_ONLY_KEYS = ("bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.jaas.config", "client.id")
+CLIENT_ONLY_PREFIXES = ("sasl.oauthbearer.token.endpoint.", "sasl.login.", "ssl.endpoint.identification.")
+"""The properties only a client reads; ``ssl.*`` are a client's and a listener's alike."""
 
 _LOGIN_MODULES = {
     "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
@@ -45,7 +45,13 @@ _LOGIN_MODULES = {
 
 
 def is_client_setting(key: str) -> bool:
-    return key in CLIENT_KEYS or key.startswith(CLIENT_PREFIXES)
+    """Whether a client reads ``key`` (the ``ssl.*`` keys included)."""
+    return is_client_only_setting(key) or key.startswith("ssl.")
+
+
+def is_client_only_setting(key: str) -> bool:
+    """Whether only a client reads ``key``: a --command-config file may hold both kinds."""
+    return key in CLIENT_ONLY_KEYS or key.startswith(CLIENT_ONLY_PREFIXES)
 
 
 def parse_bootstrap_servers(text: str) -> tuple[tuple[str, int], ...]:

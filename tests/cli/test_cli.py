@@ -586,7 +586,8 @@ def test_import_bad_csv(cli, tmp_path, content, expected):
         (["acls", "nonsense"], "invalid choice: 'nonsense'"),
         (["acls", "--list", "--no-such-flag"], "unknown option --no-such-flag"),
         (["acls", "--list", "--opertion", "Read"], "unknown option --opertion; did you mean --operation?"),
-        (["--bootstrap-server", "localhost:9092", "acls", "--list"], "unknown option --bootstrap-server: kafkasec works on a state file"),
+        (["--bootstrap-controller", "localhost:9093", "acls", "--list"], "unknown option --bootstrap-controller: kafkasec reaches a cluster through a broker"),
+        (["--bootstrap-server", "localhost:9092", "acls", "--list"], "--state and --bootstrap-server exclude each other"),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_1(cli, argv, expected):
