@@ -31,5 +31,5 @@ def test_commands_options_and_subcommands_are_completed():
 
 def test_the_script_lists_only_options_the_parser_has():
     script = bash_script(build_parser())
-    assert "--bootstrap-server" not in script and "--opertion" not in script
+    assert "--bootstrap-server" in script and "--bootstrap-controller" not in script and "--opertion" not in script
     assert "complete -o default -F _kafkasec kafkasec" in script
