@@ -29,10 +29,11 @@ os.environ["KAFKASEC_LOAD_PLUGINS"] = ""
 from bench_endpoint import cache_client_pbkdf2  # noqa: E402
 
 from kafkasec import KafkaSecurity, ScramCredentialInfo, UserScramCredentialUpsertion  # noqa: E402
+from kafkasec.client.login import oauthbearer_initial_response, unsecured_jwt  # noqa: E402
 from kafkasec.sasl.jwks import JwksValidator  # noqa: E402
 from kafkasec.scram.client import ScramClient  # noqa: E402
 
-from identity_provider import AUDIENCE, ISSUER, IdentityProvider, client_first, unsecured_token  # noqa: E402
+from identity_provider import AUDIENCE, ISSUER, IdentityProvider  # noqa: E402
 
 PASSWORD = "alice-secret"
 JAAS = f'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="{PASSWORD}";'
@@ -88,8 +89,8 @@ def main(argv=None) -> int:
             "SCRAM-SHA-256": functools.partial(scram_login, plain_and_jwt, "SCRAM-SHA-256"),
             "SCRAM-SHA-512": functools.partial(scram_login, plain_and_jwt, "SCRAM-SHA-512"),
             "PLAIN": functools.partial(one_message_login, plain_and_jwt, "PLAIN", f"\0alice\0{PASSWORD}".encode()),
-            "OAUTHBEARER (JWT, JWKS cached)": functools.partial(one_message_login, plain_and_jwt, "OAUTHBEARER", client_first(signed)),
-            "OAUTHBEARER (unsecured JWT)": functools.partial(one_message_login, unsecured, "OAUTHBEARER", client_first(unsecured_token({'sub': 'alice', 'exp': int(time.time()) + 3600}))),
+            "OAUTHBEARER (JWT, JWKS cached)": functools.partial(one_message_login, plain_and_jwt, "OAUTHBEARER", oauthbearer_initial_response(signed)),
+            "OAUTHBEARER (unsecured JWT)": functools.partial(one_message_login, unsecured, "OAUTHBEARER", oauthbearer_initial_response(unsecured_jwt({'sub': 'alice', 'exp': int(time.time()) + 3600}))),
         }
         best = dict.fromkeys(candidates, 0.0)
         validations = 0.0

@@ -74,7 +74,8 @@ def client_ssl_context(config: Mapping[str, object]) -> ssl.SSLContext:
         raise ValueError(f"the client's truststore cannot be read: {error}") from None
     _load_key_and_chain(context, setting)
     # Kafka's default is "https": the server's certificate must name the host connected to.
-    context.check_hostname = bool((setting("ssl.endpoint.identification.algorithm") or "https").strip())
+    algorithm = setting("ssl.endpoint.identification.algorithm")
+    context.check_hostname = algorithm is None or bool(algorithm.strip())
     return context
 
 

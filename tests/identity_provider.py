@@ -1,5 +1,6 @@
-"""A local identity provider for OAUTHBEARER tests: keys made with cryptography, a JWKS served
-over HTTP on 127.0.0.1, and JWTs signed with those keys (or forged, expired, unsigned)."""
+"""A local identity provider for OAUTHBEARER tests: keys made with cryptography, a JWKS and a
+client-credentials token endpoint served over HTTP on 127.0.0.1, and JWTs signed with those keys
+(or forged, expired, unsigned)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import http.server
 import json
 import threading
 import time
+import urllib.parse
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
@@ -25,6 +27,10 @@ class IdentityProvider:
     def __init__(self):
         self.keys = {"rsa-1": (rsa.generate_private_key(public_exponent=65537, key_size=2048), "RS256")}
         self.requests = 0
+        self.clients: dict[str, str] = {}
+        """client id -> secret: who the token endpoint gives tokens to (the client id is the subject)."""
+        self.token_requests: list[dict] = []
+        """The form of each token request, for tests to check."""
 
     def add_key(self, kid: str, algorithm: str = "ES256") -> None:
         private = ec.generate_private_key(ec.SECP256R1()) if algorithm.startswith("ES") else rsa.generate_private_key(65537, 2048)
@@ -45,10 +51,27 @@ class IdentityProvider:
 
     @contextlib.contextmanager
     def serving(self):
-        """The JWKS at ``http://127.0.0.1:<port>/jwks.json`` while the block runs; yields the URL."""
+        """The JWKS at ``http://127.0.0.1:<port>/jwks.json`` and the token endpoint at ``/token``
+        while the block runs; yields the JWKS URL."""
         provider = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                form = dict(urllib.parse.parse_qsl(self.rfile.read(int(self.headers["Content-Length"])).decode()))
+                provider.token_requests.append(form)
+                scheme, _, credentials = (self.headers.get("Authorization") or "").partition(" ")
+                client_id, _, secret = base64.b64decode(credentials or "").decode().partition(":")
+                client_id, secret = urllib.parse.unquote(client_id), urllib.parse.unquote(secret)
+                allowed = scheme == "Basic" and provider.clients.get(client_id) == secret and self.path == "/token"
+                status, answer = (200, {"access_token": provider.token(client_id), "token_type": "Bearer"}) if allowed else (
+                    401, {"error": "invalid_client"})
+                body = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
             def do_GET(self):
                 provider.requests += 1
                 body = json.dumps(provider.jwks()).encode()
@@ -88,13 +111,3 @@ def _part(value: dict) -> str:
     return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
 
 
-def unsecured_token(claims: dict, header: dict | None = None) -> str:
-    """An unsigned JWT (alg none), as KIP-255's unsecured login module makes them."""
-    return f"{_part(header or {'alg': 'none'})}.{_part(claims)}."
-
-
-def client_first(token: str, authorization_id: str = "", **extensions) -> bytes:
-    """RFC 7628's client first message, as Kafka's OAuthBearerClientInitialResponse.toBytes."""
-    pairs = "".join(f"\x01{key}={value}" for key, value in extensions.items())
-    authzid = f"a={authorization_id}" if authorization_id else ""
-    return f"n,{authzid},\x01auth=Bearer {token}{pairs}\x01\x01".encode()

@@ -27,6 +27,8 @@ from kafkasec.protocol.api_versions import kio_versions
 
 API_VERSIONS_VERSION = 3  # the first with the client's software name (KIP-511)
 SOFTWARE_NAME = "kafkasec"
+MAX_RESPONSE_BYTES = 256 * 1024 * 1024
+"""The largest answer read: a Metadata answer for a very large cluster is tens of megabytes."""
 
 
 class KafkaConnection:
@@ -77,12 +79,23 @@ class KafkaConnection:
         return self._correlation_id
 
     async def exchange(self, frame: bytes) -> bytes:
-        """Send one frame (without its size prefix) and return the next frame the server sends."""
+        """Send one frame (without its size prefix) and return the next frame the server sends.
+
+        ConnectionError when the server closes the connection first, or announces a frame
+        larger than :data:`MAX_RESPONSE_BYTES` (what is not a Kafka server often does).
+        """
         async with self._lock:
             self._writer.write(wire.size_prefixed(frame))
             await self._writer.drain()
-            (size,) = wire.FRAME_SIZE.unpack(await self._reader.readexactly(wire.FRAME_SIZE.size))
-            return await self._reader.readexactly(size)
+            try:
+                (size,) = wire.FRAME_SIZE.unpack(await self._reader.readexactly(wire.FRAME_SIZE.size))
+                if not 0 <= size <= MAX_RESPONSE_BYTES:
+                    raise ConnectionError(
+                        f"the server announced a {size}-byte answer (at most {MAX_RESPONSE_BYTES}): is it a Kafka server?"
+                    )
+                return await self._reader.readexactly(size)
+            except asyncio.IncompleteReadError:
+                raise ConnectionError("the server closed the connection before it answered") from None
 
     async def request(self, body):
         """Send a kio request body; its response body. A mismatched correlation id is an error."""

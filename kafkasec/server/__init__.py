@@ -7,9 +7,9 @@ forwarding admin writes to a controller (:class:`ControllerLink`) when it is a b
 Needs the ``wire`` extra.
 """
 
+from kafkasec.client.connection import KafkaConnection
 from kafkasec.protocol.catalogue import Catalogue, Group, GroupMember, Node, Topic
 from kafkasec.server.authenticator import Authenticator, AuthenticatorState, Reply
-from kafkasec.client.connection import KafkaConnection
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.endpoint import Endpoint
 

@@ -13,9 +13,9 @@ import asyncio
 import logging
 from typing import Callable
 
+from kafkasec.client.connection import KafkaConnection
 from kafkasec.errors import KafkaError
 from kafkasec.protocol.forwarding import DEFAULT_TIMEOUT_MS, ForwardingExchange, ForwardingState
-from kafkasec.client.connection import KafkaConnection
 
 DEFAULT_RETRY_BACKOFF_MS = 100
 

@@ -60,8 +60,8 @@ from kafkasec.protocol.registry import ApiHandlers
 from kafkasec.server.authenticator import SCRAM_MECHANISMS, Authenticator, answer_after_login
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.limits import SMALL_FRAME_BYTES, ConnectionQuotas, LimitExceeded, UnauthenticatedBytes
-from kafkasec.tls import server_ssl_context
 from kafkasec.settings import SECURITY_PROTOCOLS, parse_count, parse_milliseconds
+from kafkasec.tls import server_ssl_context
 
 log = logging.getLogger("kafkasec.server")
 

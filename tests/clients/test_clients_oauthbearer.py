@@ -12,8 +12,9 @@ from confluent_kafka import KafkaException  # noqa: E402
 from confluent_kafka.admin import AdminClient  # noqa: E402
 
 from kafkasec import AclBinding  # noqa: E402
+from kafkasec.client.login import unsecured_jwt as unsecured_token  # noqa: E402
 
-from identity_provider import AUDIENCE, ISSUER, IdentityProvider, unsecured_token  # noqa: E402
+from identity_provider import AUDIENCE, ISSUER, IdentityProvider  # noqa: E402
 from server_support import open_security, serving  # noqa: E402
 
 ORDERS_FOR_ALICE = AclBinding.of("TOPIC", "orders", "LITERAL", "User:alice", "*", "DESCRIBE", "ALLOW")

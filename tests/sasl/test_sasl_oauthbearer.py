@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from kafkasec import KafkaSecurity
+from kafkasec.client.login import oauthbearer_initial_response as client_first, unsecured_jwt as unsecured_token
 from kafkasec.errors import SaslAuthenticationError
 from kafkasec.sasl.jwks import JwksValidator
 from kafkasec.sasl.oauthbearer import (
@@ -18,14 +19,7 @@ from kafkasec.sasl.oauthbearer import (
     UnsecuredJwtValidator,
 )
 
-from identity_provider import (
-    AUDIENCE,
-    ISSUER,
-    IdentityProvider,
-    client_first,
-    hmac_signed_with_public_key,
-    unsecured_token,
-)
+from identity_provider import AUDIENCE, ISSUER, IdentityProvider, hmac_signed_with_public_key
 
 NOW = int(time.time())
 LATER = NOW + 6 * 3600  # valid however long after collection a test runs
