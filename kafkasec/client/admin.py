@@ -90,7 +90,7 @@ class ClusterAdmin:
         """The (host, port) of the broker connected to."""
 
     @classmethod
-    def connect(cls, settings: ClientSettings, *, timeout: float = 10.0) -> ClusterAdmin:
+    def connect(cls, settings: ClientSettings) -> ClusterAdmin:
         """Connect to the first bootstrap server that answers, log in, and learn its API versions.
 
         ConnectionError when none answers (naming each and why); a refused login raises
@@ -101,7 +101,7 @@ class ClusterAdmin:
             problems = []
             for address in settings.bootstrap_servers:
                 try:
-                    connection = loop.run_until_complete(_open(settings, address, timeout))
+                    connection = loop.run_until_complete(_open(settings, address))
                 except (OSError, asyncio.TimeoutError) as error:
                     problems.append(f"{address[0]}:{address[1]} ({error or type(error).__name__})")
                     continue
@@ -123,7 +123,11 @@ class ClusterAdmin:
             self._loop.close()
 
     def _send(self, api_key: int, **values):
-        return self._loop.run_until_complete(self._connection.send(api_key, **values))
+        return self._run(self._connection.send(api_key, **values))
+
+    def _run(self, coroutine):
+        """Run one exchange on the admin's loop, within request.timeout.ms."""
+        return self._loop.run_until_complete(_within(self.settings.request_timeout_ms, coroutine))
 
     # ---------------------------------------------------------------- ACLs
 
@@ -357,23 +361,31 @@ class ClusterAdmin:
         response = self._send(ApiKey.METADATA, topics=None, allow_auto_topic_creation=False)
         brokers = [(broker.host, int(broker.port)) for broker in response.brokers]
         names: set[str] = set()
-        names.update(self._loop.run_until_complete(_list_groups(self._connection)))
+        names.update(self._run(_list_groups(self._connection)))
         # A single broker coordinates every group; otherwise each broker is asked in turn.
         for address in brokers if len(brokers) > 1 else ():
             if address == self.address:
                 continue
-            names.update(self._loop.run_until_complete(_groups_of_broker(self.settings, address)))
+            names.update(self._run(_groups_of_broker(self.settings, address)))
         return sorted(names)
 
 
-async def _open(settings: ClientSettings, address: tuple[str, int], timeout: float) -> KafkaConnection:
+async def _within(timeout_ms: int, coroutine):
+    try:
+        return await asyncio.wait_for(coroutine, timeout_ms / 1000)
+    except asyncio.TimeoutError:
+        raise TimeoutError(f"the server did not answer within request.timeout.ms ({timeout_ms} ms)") from None
+
+
+async def _open(settings: ClientSettings, address: tuple[str, int]) -> KafkaConnection:
     connection = await KafkaConnection.open(
-        *address, client_id=settings.client_id, timeout=timeout, ssl_context=settings.ssl_context
+        *address, client_id=settings.client_id, timeout=settings.connection_setup_timeout_ms / 1000,
+        ssl_context=settings.ssl_context,
     )
     try:
-        await connection.negotiate()
+        await _within(settings.request_timeout_ms, connection.negotiate())
         if settings.login is not None:
-            await connection.authenticate(settings.login)
+            await _within(settings.request_timeout_ms, connection.authenticate(settings.login))
     except BaseException:
         await connection.close()
         raise
@@ -387,7 +399,7 @@ async def _list_groups(connection: KafkaConnection) -> list[str]:
 
 
 async def _groups_of_broker(settings: ClientSettings, address: tuple[str, int]) -> list[str]:
-    connection = await _open(settings, address, 10.0)
+    connection = await _open(settings, address)
     try:
         return await _list_groups(connection)
     finally:

@@ -138,6 +138,8 @@ def unsecured_login_token(options: Mapping[str, str], *, now: float | None = Non
         lifetime = int(options.get("unsecuredLoginLifetimeSeconds", _DEFAULT_UNSECURED_LIFETIME_S))
     except ValueError:
         raise ValueError("unsecuredLoginLifetimeSeconds must be a whole number of seconds") from None
-    claims.setdefault("iat", round(issued, 3))
-    claims.setdefault("exp", round(issued + lifetime, 3))
+    # As Kafka: whole milliseconds, truncated (rounding up could put iat a moment in the future).
+    issued_ms = int(issued * 1000)
+    claims.setdefault("iat", issued_ms / 1000)
+    claims.setdefault("exp", (issued_ms + lifetime * 1000) / 1000)
     return unsecured_jwt(claims)

@@ -32,9 +32,15 @@ from kafkasec.sasl.jaas import parse_jaas_config
 from kafkasec.settings import SECURITY_PROTOCOLS
 from kafkasec.tls import client_ssl_context
 
-CLIENT_ONLY_KEYS = ("bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.jaas.config", "client.id")
+CLIENT_ONLY_KEYS = (
+    "bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.jaas.config", "client.id",
+    "request.timeout.ms", "socket.connection.setup.timeout.ms",
+)
 CLIENT_ONLY_PREFIXES = ("sasl.oauthbearer.token.endpoint.", "sasl.login.", "ssl.endpoint.identification.")
 """The properties only a client reads; ``ssl.*`` are a client's and a listener's alike."""
+
+DEFAULT_REQUEST_TIMEOUT_MS = 30_000  # Kafka's request.timeout.ms
+DEFAULT_CONNECTION_SETUP_TIMEOUT_MS = 10_000  # Kafka's socket.connection.setup.timeout.ms
 
 _LOGIN_MODULES = {
     "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
@@ -81,6 +87,8 @@ class ClientSettings:
     login: ClientLogin | None = None
     ssl_context: ssl.SSLContext | None = field(default=None, repr=False)
     client_id: str = "kafkasec"
+    request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
+    connection_setup_timeout_ms: int = DEFAULT_CONNECTION_SETUP_TIMEOUT_MS
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, str], bootstrap_servers: str | None = None) -> ClientSettings:
@@ -92,7 +100,20 @@ class ClientSettings:
             raise ValueError(f"security.protocol must be one of {', '.join(SECURITY_PROTOCOLS)}, not {protocol!r}")
         login = _login(properties) if protocol.startswith("SASL_") else None
         context = client_ssl_context(properties) if protocol.endswith("SSL") else None
-        return cls(servers, protocol, login, context, properties.get("client.id", "kafkasec"))
+        return cls(
+            servers, protocol, login, context, properties.get("client.id", "kafkasec"),
+            _milliseconds(properties, "request.timeout.ms", DEFAULT_REQUEST_TIMEOUT_MS),
+            _milliseconds(properties, "socket.connection.setup.timeout.ms", DEFAULT_CONNECTION_SETUP_TIMEOUT_MS),
+        )
+
+
+def _milliseconds(properties: Mapping[str, str], key: str, default: int) -> int:
+    text = properties.get(key)
+    if text is None:
+        return default
+    if not text.strip().isdigit() or int(text) == 0:
+        raise ValueError(f"{key} must be a positive number of milliseconds, not {text!r}")
+    return int(text)
 
 
 def _login(properties: Mapping[str, str]) -> ClientLogin:
