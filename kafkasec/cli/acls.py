@@ -530,13 +530,13 @@ def list_acls(args) -> int:
             write_acls_by_resource(out, CURRENT_HEADING, bindings)
         for principal in principals:
             out.write(f"ACLs for principal `{principal}`\n")
-            own = [binding for binding in bindings if binding.entry.principal == principal]
-            write_acls_by_resource(out, CURRENT_HEADING, own)
+            of_principal = [binding for binding in bindings if binding.entry.principal == principal]
+            write_acls_by_resource(out, CURRENT_HEADING, of_principal)
         return 0
-    own = [(binding, source) for binding, source in chosen if not principals or binding.entry.principal in principals]
+    shown = [(binding, source) for binding, source in chosen if not principals or binding.entry.principal in principals]
     records = [
         {**binding_record(binding), "source": source}
-        for binding, source in sorted(own, key=lambda item: (binding_sort_key(item[0]), item[1]))
+        for binding, source in sorted(shown, key=lambda item: (binding_sort_key(item[0]), item[1]))
     ]
     write_records(out, (*ACL_FIELDS, "source"), records, output)
     return 0
