@@ -104,6 +104,8 @@ BUILTIN_SETTINGS = (
        "security-log records kept after a snapshot"),
     _s("kafkasec.state.write.lock.timeout.ms", "milliseconds", 10_000, "kafkasec.store",
        "how long a write waits for another writer (then REQUEST_TIMED_OUT)"),
+    _s("kafkasec.state.read.only", "boolean", False, "kafkasec.store",
+       "open a SQLite state file only to read it: nothing is written, and no file is created beside it"),
     # Principals.
     _s("ssl.principal.mapping.rules", "string", "DEFAULT", "kafkasec.principals",
        "Kafka's rules from a certificate subject to a short name"),

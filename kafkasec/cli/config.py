@@ -17,6 +17,7 @@ from kafkasec.client.settings import ClientSettings, is_client_only_setting, is_
 from kafkasec.plugins import make_plugin_manager
 from kafkasec.security import STATE_PATH, KafkaSecurity
 from kafkasec.settings import SettingsRegistry
+from kafkasec.store import READ_ONLY
 from kafkasec.store.base import StateError
 
 if TYPE_CHECKING:
@@ -138,6 +139,10 @@ def open_security(
     properties = {key: value for key, value in properties.items() if not is_client_only_setting(key)}
     path = ":memory:" if stateless else state_path(args, properties)
     config = {**properties, **(overrides or {}), STATE_PATH: path}
+    if not stateless and not writes:
+        # A command that only reads opens the file read-only: it works on a file it may not
+        # write, and leaves nothing behind (no -wal or -shm beside the file).
+        config[READ_ONLY] = "true"
     if not stateless and not writes and "://" not in path and path != ":memory:" and not os.path.exists(path):
         # The settings are still checked first: a misspelt one is the more useful error.
         SettingsRegistry.from_plugins(make_plugin_manager()).check(config)

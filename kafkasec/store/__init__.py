@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
-from kafkasec.settings import parse_count, parse_milliseconds
+from kafkasec.settings import parse_bool, parse_count, parse_milliseconds
 from kafkasec.store.base import (
     DEFAULT_LOG_RETENTION_RECORDS,
     DEFAULT_WRITE_LOCK_TIMEOUT_MS,
@@ -27,6 +27,7 @@ MEMORY = ":memory:"
 POLL_INTERVAL_MS = "kafkasec.state.poll.interval.ms"
 LOG_RETENTION_RECORDS = "kafkasec.state.log.retention.records"
 WRITE_LOCK_TIMEOUT_MS = "kafkasec.state.write.lock.timeout.ms"
+READ_ONLY = "kafkasec.state.read.only"
 _POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 _SQLITE_SCHEME = "sqlite:///"
 
@@ -40,6 +41,7 @@ def open_state_store(location: str | os.PathLike | None, config: Mapping[str, ob
     fallback), ``kafkasec.state.log.retention.records`` and
     ``kafkasec.state.write.lock.timeout.ms`` (how long a write waits for another writer before
     it fails with StateBusyError, answered REQUEST_TIMED_OUT on the wire).
+    ``kafkasec.state.read.only`` opens a SQLite file without writing it (see SqliteStateStore).
     """
     config = config or {}
     retention = parse_count(config, LOG_RETENTION_RECORDS, DEFAULT_LOG_RETENTION_RECORDS, unit="records")
@@ -55,7 +57,8 @@ def open_state_store(location: str | os.PathLike | None, config: Mapping[str, ob
         return PostgresStateStore(location, poll_interval_ms=poll_interval_ms, **limits)
     if location.startswith(_SQLITE_SCHEME):
         location = location[len(_SQLITE_SCHEME) - 1:]
-    return SqliteStateStore(location, poll_interval_ms=poll_interval_ms, **limits)
+    read_only = parse_bool(READ_ONLY, config.get(READ_ONLY, False))
+    return SqliteStateStore(location, poll_interval_ms=poll_interval_ms, read_only=read_only, **limits)
 
 
 __all__ = [

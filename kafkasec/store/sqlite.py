@@ -18,6 +18,7 @@ import re
 import sqlite3
 import threading
 import time
+import urllib.parse
 from typing import Sequence
 
 from kafkasec.store import rows
@@ -117,7 +118,7 @@ def _check_is_ours(path: str) -> None:
     """Refuse, before anything writes to it, a SQLite file that another program made: a
     kafkasec state file carries APPLICATION_ID (files of older kafkasec: none, but its tables),
     and an empty database is a new state file."""
-    probe = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    probe = sqlite3.connect(_read_only_uri(path), uri=True)
     try:
         (application_id,) = probe.execute("PRAGMA application_id").fetchone()
         (version,) = probe.execute("PRAGMA user_version").fetchone()
@@ -132,6 +133,18 @@ def _check_is_ours(path: str) -> None:
         f"{path!r} is a SQLite database of another program (application_id {application_id}, tables "
         f"{', '.join(sorted(tables)[:5])}): not a kafkasec state file, and left untouched"
     )
+
+
+def _read_only_uri(path: str) -> str:
+    """The URI of a connection that cannot write ``path`` and creates no file beside it.
+
+    While a writer is at work its WAL (``-wal``, ``-shm``) exists, and a read-only connection
+    reads through it with the usual locks. Without one, SQLite would create a ``-shm`` to read a
+    WAL-mode file, so the file is read as immutable instead: there is no writer whose changes
+    could be missed.
+    """
+    uri = f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro"
+    return uri if os.path.exists(path + "-wal") else uri + "&immutable=1"
 
 
 def _create_private(path: str) -> None:
@@ -152,6 +165,7 @@ class SqliteStateStore:
         poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS,
         log_retention_records: int = DEFAULT_LOG_RETENTION_RECORDS,
         write_lock_timeout_ms: int = DEFAULT_WRITE_LOCK_TIMEOUT_MS,
+        read_only: bool = False,
     ):
         check_store_limits(log_retention_records=log_retention_records, write_lock_timeout_ms=write_lock_timeout_ms)
         self.write_lock_timeout_ms = write_lock_timeout_ms
@@ -163,8 +177,12 @@ class SqliteStateStore:
         self._write_lock = threading.Lock()
         self._read_lock = threading.Lock()
         self._closed = False
+        self.read_only = read_only
         try:
-            _create_private(self.path)
+            if read_only and not os.path.exists(self.path):
+                raise StateError(f"no state file at {self.path}: there is nothing to read")
+            if not read_only:
+                _create_private(self.path)
             _check_is_ours(self.path)
             self._writer = self._connect()
             self._migrate()
@@ -174,9 +192,17 @@ class SqliteStateStore:
             raise StateError(f"cannot open the state file {self.path!r}: {error}") from error
 
     def _connect(self) -> sqlite3.Connection:
+        if self.read_only:
+            return self._connect_read_only()
         connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=FULL")
+        connection.execute(f"PRAGMA busy_timeout={int(self.write_lock_timeout_ms)}")
+        return connection
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """A connection that cannot write, and creates no file beside the state file (:func:`_read_only_uri`)."""
+        connection = sqlite3.connect(_read_only_uri(self.path), uri=True, check_same_thread=False, isolation_level=None)
         connection.execute(f"PRAGMA busy_timeout={int(self.write_lock_timeout_ms)}")
         return connection
 
@@ -189,6 +215,11 @@ class SqliteStateStore:
             )
         if version == SCHEMA_VERSION:
             return
+        if self.read_only:
+            raise StateError(
+                f"the state file {self.path!r} has schema version {version}, older than {SCHEMA_VERSION}: "
+                "open it once writable to upgrade it"
+            )
         with self.write() as transaction:
             cursor = transaction.cursor
             # Read again under the write lock: another process may have migrated meanwhile.
@@ -205,6 +236,8 @@ class SqliteStateStore:
     def write(self) -> _SqliteTransaction:
         if self._closed:
             raise StateError(f"the state file {self.path!r} is closed")
+        if self.read_only:
+            raise StateError(f"the state file {self.path!r} is open read-only: nothing was changed")
         return _SqliteTransaction(self)
 
     # ------------------------------------------------------------------ reading

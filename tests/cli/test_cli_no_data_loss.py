@@ -135,3 +135,54 @@ def test_no_command_sequence_loses_the_state_files_acls_credentials_or_tokens(st
         argv = [part.format(state=state) for part in command]
         run(capsys, "--state", str(state), *argv)
         assert contents(state) == before, command
+
+
+READ_COMMANDS = [
+    ["acls", "--list"],
+    ["acls", "--list", "-o", "json"],
+    ["acls", "export"],
+    ["acls", "check", "--principal", "User:alice", "--operation", "Read", "--topic", "orders"],
+    ["acls", "who-can", "--operation", "Read", "--topic", "orders"],
+    ["acls", "authorized-ops", "--principal", "User:alice", "--topic", "orders"],
+    ["scram", "--describe"],
+    ["scram", "--export"],
+]
+
+
+def test_read_commands_work_on_a_read_only_state_file_and_leave_nothing_behind(state, tmp_path, capsys):
+    before = state.read_bytes()
+    state.chmod(0o444)
+    tmp_path.chmod(0o555)  # not even a -wal or -shm could be made here (unless root: then it is checked below)
+    try:
+        for command in READ_COMMANDS:
+            status, out, err = run(capsys, "--state", str(state), *command)
+            assert status == 0 and out and err == "", (command, err)
+        assert state.read_bytes() == before
+        assert sorted(os.listdir(tmp_path)) == ["state.db"]  # no -wal, -shm or journal left
+    finally:
+        tmp_path.chmod(0o755)
+        state.chmod(0o600)
+
+
+def test_a_read_only_store_refuses_to_write_and_creates_nothing(state, tmp_path):
+    from kafkasec.store import SqliteStateStore, StateError
+
+    store = SqliteStateStore(state, read_only=True)
+    try:
+        assert len(store.snapshot().acls) == 1
+        with pytest.raises(StateError, match="open read-only: nothing was changed"):
+            store.write()
+    finally:
+        store.close()
+    with pytest.raises(StateError, match="no state file at"):
+        SqliteStateStore(tmp_path / "missing.db", read_only=True)
+    assert not (tmp_path / "missing.db").exists()
+
+
+def test_a_read_only_open_sees_a_running_writers_commits(state):
+    """While another process holds the file (its WAL exists), the read-only reader reads through it."""
+    with KafkaSecurity.from_config({"kafkasec.state.path": str(state), "delegation.token.secret.key": SECRET}) as writer:
+        writer.create_acls([AclBinding.of("GROUP", "billing", "LITERAL", "User:bob", "*", "READ", "ALLOW")])
+        assert os.path.exists(str(state) + "-wal")
+        with KafkaSecurity.from_config({"kafkasec.state.path": str(state), "kafkasec.state.read.only": "true"}) as reader:
+            assert len(reader.acls()) == 2
