@@ -408,3 +408,22 @@ def test_grid_from_the_cluster_equals_grid_from_its_state_file(clean, capsys, mo
     finally:
         spark.stop()
     shutil.rmtree(tmp_path / "all")
+
+
+def test_the_cluster_example_of_docs_cli_md_runs_as_shown(clean, capsys, monkeypatch):
+    import os
+    import shlex
+
+    docs = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "docs", "cli.md")
+    with open(docs, encoding="utf-8") as file:
+        example = file.read().split("```console\n")[2].split("```", 1)[0]
+    sessions = example.split("$ ")[1:]
+    assert len(sessions) == 2
+    for session in sessions:
+        command, expected = session.split("\n", 1)
+        command = command.replace("localhost:9092", clean.listeners["SASL_PLAINTEXT"]).replace(
+            "admin.properties", str(clean.directory / "scram.properties"))
+        argv = shlex.split(command)
+        assert argv[0] == "kafkasec"
+        status, out, _ = kafkasec(capsys, monkeypatch, *argv[1:])
+        assert (status, out.rstrip("\n")) == (0, expected.rstrip("\n"))
