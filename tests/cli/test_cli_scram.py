@@ -86,6 +86,17 @@ def test_kafka_configs_value_syntax(cli):
     assert status == 1 and 'format "key=val"' in err
 
 
+def test_iterations_after_the_password_are_read_as_kafka_reads_them_and_warned_about(cli):
+    """ConfigCommand's pattern takes password= to the end: 'x,iterations=8192' is the password."""
+    status, out, err = cli("--alter", "--entity-name", "alice", "--add-config", "SCRAM-SHA-256=[password=x,iterations=8192]")
+    assert (status, out) == (0, "Completed updating config for user alice.\n")
+    assert err.startswith("kafkasec: warning: in SCRAM-SHA-256, iterations= after password= is part of the password")
+    assert "the iterations are 4096" in err and "x,iterations" not in err  # the warning never repeats a password
+    assert cli.stored() == {("alice", SHA256): 4096}
+    assert logs_in(cli.credential("alice", SHA256), SHA256, "x,iterations=8192")
+    assert cli("--alter", "--entity-name", "bob", "--add-config", "SCRAM-SHA-256=[iterations=8192,password=x]")[2] == ""
+
+
 def test_the_password_from_a_prompt(cli, monkeypatch):
     answers = iter(["prompted", "prompted"])
     prompts = []
