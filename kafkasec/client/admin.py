@@ -29,6 +29,7 @@ from kafkasec.client.settings import ClientSettings
 from kafkasec.errors import KafkaError, UnsupportedVersionError
 from kafkasec.principals.principal import KafkaPrincipal
 from kafkasec.protocol import wire
+from kafkasec.protocol.acl_apis import binding_fields, filter_fields
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.scram.admin import (
     AlterUserScramCredentialsResult,
@@ -72,6 +73,14 @@ def _milliseconds(value) -> int:
     if isinstance(value, datetime.datetime):
         return (value - _EPOCH) // _MILLISECOND
     return int(value)
+
+
+def _binding(resource, acl) -> AclBinding:
+    """An ACL read off the wire: its resource's fields and its entry's (one item or two)."""
+    return AclBinding(
+        ResourcePattern(resource.resource_type, resource.resource_name, resource.pattern_type),
+        AccessControlEntry(acl.principal, acl.host, acl.operation, acl.permission_type),
+    )
 
 
 def _period(milliseconds: int) -> datetime.timedelta:
@@ -133,26 +142,9 @@ class ClusterAdmin:
 
     def acls(self, acl_filter: AclBindingFilter = AclBindingFilter.ANY) -> list[AclBinding]:
         """The ACLs the filter matches (DescribeAcls)."""
-        pattern, entry = acl_filter.pattern_filter, acl_filter.entry_filter
-        response = self._send(
-            ApiKey.DESCRIBE_ACLS,
-            resource_type_filter=int(pattern.resource_type),
-            resource_name_filter=pattern.name,
-            pattern_type_filter=int(pattern.pattern_type),
-            principal_filter=entry.principal,
-            host_filter=entry.host,
-            operation=int(entry.operation),
-            permission_type=int(entry.permission_type),
-        )
+        response = self._send(ApiKey.DESCRIBE_ACLS, **filter_fields(acl_filter))
         _raise_for(int(response.error_code), response.error_message, "DescribeAcls was refused")
-        return [
-            AclBinding(
-                ResourcePattern(resource.resource_type, resource.resource_name, resource.pattern_type),
-                AccessControlEntry(acl.principal, acl.host, acl.operation, acl.permission_type),
-            )
-            for resource in response.resources
-            for acl in resource.acls
-        ]
+        return [_binding(resource, acl) for resource in response.resources for acl in resource.acls]
 
     def create_acls(self, bindings: Sequence[AclBinding]) -> list[AclCreateResult]:
         """Create each binding (CreateAcls); one result per binding, with its error if refused."""
@@ -162,16 +154,7 @@ class ClusterAdmin:
             wire.request_schema(ApiKey.CREATE_ACLS, self._connection.version_for(ApiKey.CREATE_ACLS)), "creations"
         )
         creations = tuple(
-            wire.build(
-                creation_type,
-                resource_type=int(binding.pattern.resource_type),
-                resource_name=binding.pattern.name,
-                resource_pattern_type=int(binding.pattern.pattern_type),
-                principal=binding.entry.principal,
-                host=binding.entry.host,
-                operation=int(binding.entry.operation),
-                permission_type=int(binding.entry.permission_type),
-            )
+            wire.build(creation_type, **binding_fields(binding, pattern_type_field="resource_pattern_type"))
             for binding in bindings
         )
         response = self._send(ApiKey.CREATE_ACLS, creations=creations)
@@ -187,29 +170,11 @@ class ClusterAdmin:
         filter_type = wire.item_type(
             wire.request_schema(ApiKey.DELETE_ACLS, self._connection.version_for(ApiKey.DELETE_ACLS)), "filters"
         )
-        wire_filters = tuple(
-            wire.build(
-                filter_type,
-                resource_type_filter=int(acl_filter.pattern_filter.resource_type),
-                resource_name_filter=acl_filter.pattern_filter.name,
-                pattern_type_filter=int(acl_filter.pattern_filter.pattern_type),
-                principal_filter=acl_filter.entry_filter.principal,
-                host_filter=acl_filter.entry_filter.host,
-                operation=int(acl_filter.entry_filter.operation),
-                permission_type=int(acl_filter.entry_filter.permission_type),
-            )
-            for acl_filter in filters
-        )
+        wire_filters = tuple(wire.build(filter_type, **filter_fields(acl_filter)) for acl_filter in filters)
         response = self._send(ApiKey.DELETE_ACLS, filters=wire_filters)
         deletions = []
         for acl_filter, result in zip(filters, response.filter_results):
-            bindings = tuple(
-                AclBinding(
-                    ResourcePattern(acl.resource_type, acl.resource_name, acl.pattern_type),
-                    AccessControlEntry(acl.principal, acl.host, acl.operation, acl.permission_type),
-                )
-                for acl in result.matching_acls
-            )
+            bindings = tuple(_binding(acl, acl) for acl in result.matching_acls)
             deletions.append(AclDeletion(acl_filter, bindings, _error_of(int(result.error_code), result.error_message)))
         return deletions
 

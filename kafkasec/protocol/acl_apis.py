@@ -35,6 +35,34 @@ def _invalid(error: Exception) -> InvalidRequestError:
     return InvalidRequestError(f"Invalid ACL: {error}")
 
 
+def binding_fields(binding: AclBinding, *, pattern_type_field: str = "pattern_type") -> dict[str, object]:
+    """An ACL as the wire's fields name it (a CreateAcls creation calls its pattern type
+    ``resource_pattern_type``; DeleteAcls' matching ACLs ``pattern_type``)."""
+    return {
+        "resource_type": int(binding.pattern.resource_type),
+        "resource_name": binding.pattern.name,
+        pattern_type_field: int(binding.pattern.pattern_type),
+        "principal": binding.entry.principal,
+        "host": binding.entry.host,
+        "operation": int(binding.entry.operation),
+        "permission_type": int(binding.entry.permission_type),
+    }
+
+
+def filter_fields(acl_filter: AclBindingFilter) -> dict[str, object]:
+    """A filter as DescribeAcls and DeleteAcls' filters name its fields."""
+    pattern, entry = acl_filter.pattern_filter, acl_filter.entry_filter
+    return {
+        "resource_type_filter": int(pattern.resource_type),
+        "resource_name_filter": pattern.name,
+        "pattern_type_filter": int(pattern.pattern_type),
+        "principal_filter": entry.principal,
+        "host_filter": entry.host,
+        "operation": int(entry.operation),
+        "permission_type": int(entry.permission_type),
+    }
+
+
 def _binding(creation) -> AclBinding:
     return AclBinding(
         ResourcePattern(creation.resource_type, creation.resource_name, getattr(creation, "resource_pattern_type", 3)),
@@ -103,17 +131,7 @@ def handle_delete_acls(security, context: RequestContext, body, version: int):
     results = []
     for index in range(len(body.filters)):
         matching = tuple(
-            wire.build(
-                matching_type,
-                **ApiError.NONE.fields(),
-                resource_type=int(binding.pattern.resource_type),
-                resource_name=binding.pattern.name,
-                pattern_type=int(binding.pattern.pattern_type),
-                principal=binding.entry.principal,
-                host=binding.entry.host,
-                operation=int(binding.entry.operation),
-                permission_type=int(binding.entry.permission_type),
-            )
+            wire.build(matching_type, **ApiError.NONE.fields(), **binding_fields(binding))
             for binding in deleted.get(index, ())
         )
         results.append(wire.build(result_type, matching_acls=matching, **ApiError.from_exception(errors.get(index)).fields()))
