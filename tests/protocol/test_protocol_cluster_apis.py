@@ -29,7 +29,7 @@ from server_support import CATALOGUE
 NODE = Node(7, "127.0.0.1", 19092)
 ALICE = RequestContext.for_principal("User:alice", security_protocol="SASL_PLAINTEXT")
 ADMIN = RequestContext.for_principal("User:admin", security_protocol="SASL_PLAINTEXT")
-METADATA, FIND_COORDINATOR, DESCRIBE_GROUPS, DESCRIBE_CLUSTER = 3, 10, 15, 60
+METADATA, FIND_COORDINATOR, DESCRIBE_GROUPS, LIST_GROUPS, DESCRIBE_CLUSTER = 3, 10, 15, 16, 60
 
 
 def allow(principal, resource_type, name, operation, pattern_type="LITERAL"):
@@ -276,6 +276,38 @@ def test_describe_groups(cluster, security, version):
 def test_describe_groups_without_operations_leaves_them_omitted(cluster, security):
     response = call(cluster, security, ALICE, DESCRIBE_GROUPS, 5, groups=("billing",), include_authorized_operations=False)
     assert int(response.groups[0].authorized_operations) == AUTHORIZED_OPERATIONS_OMITTED
+
+
+@pytest.mark.parametrize("version", range(0, 6))
+def test_list_groups_shows_what_the_caller_may_describe(cluster, security, version):
+    """Everything with DESCRIBE on the cluster; else each group the caller may DESCRIBE (READ
+    implies it), and nothing refused."""
+    listed = call(cluster, security, ALICE, LIST_GROUPS, version)
+    assert int(listed.error_code) == 0 and sorted(g.group_id for g in listed.groups) == ["billing", "reports"]
+    stranger = RequestContext.for_principal("User:bob", security_protocol="SASL_PLAINTEXT")
+    assert call(cluster, security, stranger, LIST_GROUPS, version).groups == ()
+    everything = call(cluster, security, ADMIN, LIST_GROUPS, version)
+    assert sorted(g.group_id for g in everything.groups) == ["billing", "reports"]
+    assert {g.protocol_type for g in everything.groups} == {"consumer"}
+    if version >= 4:
+        assert everything.groups[0].group_state == "Stable"
+    if version >= 5:
+        assert everything.groups[0].group_type == "Classic"
+
+
+@pytest.mark.parametrize(
+    "filters, expected",
+    [
+        ({"states_filter": ("stable",)}, ["billing", "reports"]),
+        ({"states_filter": ("Empty", "Dead")}, []),
+        ({"types_filter": ("classic",)}, ["billing", "reports"]),
+        ({"types_filter": ("consumer",)}, []),
+        ({"states_filter": (), "types_filter": ()}, ["billing", "reports"]),
+    ],
+)
+def test_list_groups_filters_by_state_and_type(cluster, security, filters, expected):
+    listed = call(cluster, security, ADMIN, LIST_GROUPS, 5, **filters)
+    assert sorted(g.group_id for g in listed.groups) == expected
 
 
 # ---------------------------------------------------------------------------------------------
