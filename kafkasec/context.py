@@ -39,6 +39,14 @@ def java_host_address(address: object) -> str:
     return f"{text}%{ip.scope_id}" if ip.scope_id else text
 
 
+def canonical_principal(principal: KafkaPrincipal | str) -> str:
+    """A request's principal as ACLs name it, ``Type:name`` (:attr:`RequestContext.acl_principal`);
+    text is read as :meth:`KafkaPrincipal.parse` reads it (ValueError without a colon)."""
+    if isinstance(principal, str):
+        principal = KafkaPrincipal.parse(principal)
+    return f"{principal.principal_type}:{principal.name}"
+
+
 def _java_ipv6(ip: ipaddress.IPv6Address) -> str:
     packed = ip.packed
     return ":".join(f"{int.from_bytes(packed[i:i + 2], 'big'):x}" for i in range(0, 16, 2))
@@ -76,7 +84,7 @@ class RequestContext:
 
     def __attrs_post_init__(self) -> None:
         # After the validators: the principal is known to be a KafkaPrincipal here.
-        object.__setattr__(self, "acl_principal", f"{self.principal.principal_type}:{self.principal.name}")
+        object.__setattr__(self, "acl_principal", canonical_principal(self.principal))
 
     @classmethod
     def for_principal(cls, principal: KafkaPrincipal | str, client_address: str = "127.0.0.1", **kwargs) -> RequestContext:

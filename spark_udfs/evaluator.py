@@ -41,6 +41,7 @@ from kafkasec.acl import (
 )
 from kafkasec.authorizer.index import AclIndex, permitted
 from kafkasec.authorizer.standard import StandardAuthorizer
+from kafkasec.context import canonical_principal, java_host_address
 
 _NO_HOST = -1
 
@@ -173,18 +174,29 @@ class CompiledAcls:
         deny[where] |= self._deny[found[hit]]
 
     def encode_principals(self, principals: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-        """Per row: the principal's id (-1 if no ACL names it) and whether it is a super user."""
+        """Per row: the principal's id (-1 if no ACL names it) and whether it is a super user.
+
+        Each distinct principal is read as the authorizer reads a request's (``Type:name``,
+        :func:`~kafkasec.context.canonical_principal`), so that the two cannot disagree on it.
+        """
         encoded = pc.dictionary_encode(principals)
-        distinct = encoded.dictionary.to_pylist()
+        distinct = [canonical_principal(principal) for principal in encoded.dictionary.to_pylist()]
         ids = np.array([self._principals.get(p, -1) for p in distinct] or [0], dtype=np.int64)
         supers = np.array([p in self.super_users for p in distinct] or [False])
         indices = encoded.indices.to_numpy(zero_copy_only=False)
         return ids[indices], supers[indices]
 
     def encode_hosts(self, hosts: pa.Array) -> np.ndarray:
-        """Per row: the host's id (-1 if no ACL names it)."""
+        """Per row: the host's id (-1 if no ACL names it).
+
+        Each distinct host is the client address as the authorizer takes it, in the text of
+        Java's ``InetAddress.getHostAddress`` (:func:`~kafkasec.context.java_host_address`):
+        ``fd00::d77`` meets the ACLs of ``fd00:0:0:0:0:0:0:d77``, ``::ffff:10.0.0.1`` those of
+        ``10.0.0.1``. A host that is not an IP address is a ValueError, as for the authorizer.
+        """
         encoded = pc.dictionary_encode(hosts)
-        ids = np.array([self._hosts.get(v, _NO_HOST) for v in encoded.dictionary.to_pylist()] or [0], dtype=np.int64)
+        distinct = [java_host_address(host) for host in encoded.dictionary.to_pylist()]
+        ids = np.array([self._hosts.get(v, _NO_HOST) for v in distinct] or [0], dtype=np.int64)
         return ids[encoded.indices.to_numpy(zero_copy_only=False)]
 
     def pattern_id(self, resource_type, name: str, prefixed: bool) -> int | None:

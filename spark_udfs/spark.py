@@ -45,13 +45,23 @@ def local_session(master: str = "local[*]", app_name: str = "kafkasec-grid", *, 
 
 
 def compile_acls(acls) -> CompiledAcls:
-    """CompiledAcls from a CompiledAcls, a StandardAuthorizer, a KafkaSecurity or AclBindings."""
+    """CompiledAcls from a CompiledAcls, a StandardAuthorizer, a KafkaSecurity or AclBindings.
+
+    A KafkaSecurity with plugins that change its answers beyond the ACLs is refused (ValueError
+    naming them): the grid would disagree with its ``authorized_operations``."""
     if isinstance(acls, CompiledAcls):
         return acls
     if isinstance(acls, StandardAuthorizer):
         return CompiledAcls.from_authorizer(acls)
     authorizer = getattr(acls, "authorizer", None)
     if isinstance(authorizer, StandardAuthorizer):
+        changers = acls.authorization.plugins_changing_answers() if hasattr(acls, "authorization") else []
+        if changers:
+            raise ValueError(
+                f"the plugins {', '.join(changers)} change what this KafkaSecurity answers beyond its ACLs "
+                "(principal expansion or their own authorizer), which a grid of the ACLs cannot show: "
+                "evaluate it without them, or ask KafkaSecurity.authorized_operations"
+            )
         return CompiledAcls.from_authorizer(authorizer)
     bindings = list(acls)
     if not all(isinstance(binding, AclBinding) for binding in bindings):

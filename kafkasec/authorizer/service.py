@@ -87,6 +87,18 @@ class AuthorizationService:
         if self._told_of_changes:
             plugin_manager.add_change_listener(self.plugins_changed)
 
+    def plugins_changing_answers(self) -> list[str]:
+        """The plugins whose hooks make an answer differ from the ACLs' alone under Kafka's rules:
+        principal expansion (``kafkasec_expand_principal``) and authorizers other than the
+        built-in one (``kafkasec_authorize``). A consumer of the ACLs alone (the grids) refuses
+        to stand in for the facade while there are any."""
+        hook = self._hook
+        impls = hook.kafkasec_expand_principal.get_hookimpls() + [
+            impl for impl in hook.kafkasec_authorize.get_hookimpls() if impl.plugin_name != BUILTIN_AUTHORIZER_PLUGIN
+        ]
+        # Named by their module (a plugin registered per instance has a generated name).
+        return list(dict.fromkeys(getattr(impl.plugin, "__name__", type(impl.plugin).__module__) for impl in impls))
+
     def plugins_changed(self) -> None:
         """Look again at which hooks have implementations. Hooks nobody implements cost nothing
         per request: principal expansion and audit are skipped when no plugin has them, and

@@ -1,5 +1,6 @@
 """The vectorized evaluator agrees with StandardAuthorizer.authorized_operations on every row:
-random ACL sets (DENY, User:*, hosts, prefixes, '*'), super users and allow-everyone."""
+random ACL sets (DENY, User:*, hosts, prefixes, '*'), super users and allow-everyone, with client
+hosts written as the authorizer would canonicalize them."""
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from spark_udfs.compact import CompactGrid
 from spark_udfs.evaluator import CompiledAcls
 
 PRINCIPALS = ["User:alice", "User:bob", "User:*", "Group:eng", "User:carol"]
-HOSTS = ["*", "10.0.0.1", "10.0.0.2"]
+HOSTS = ["*", "10.0.0.1", "10.0.0.2", "fd00:0:0:0:0:0:0:d77"]
 NAMES = ["orders", "orders-eu", "ord", "*", "payments", "o", "orders-eu-1", "ordé", "ordé-😀"]
 TYPES = ["TOPIC", "GROUP", "CLUSTER"]
 ROW_TYPES = TYPES + ["TRANSACTIONAL_ID", "USER"]
@@ -34,7 +35,9 @@ acls = st.lists(
 GRID = [
     (principal, host, resource_type, name)
     for principal in PRINCIPALS + ["User:dave", "User:admin"]
-    for host in ("10.0.0.1", "10.0.0.2", "10.0.0.3")
+    # IPv6 written other ways than the ACLs', and an IPv4-mapped address: the grid reads each
+    # as the authorizer does (Java's getHostAddress text).
+    for host in ("10.0.0.1", "10.0.0.2", "10.0.0.3", "fd00::d77", "FD00:0::D77", "::ffff:10.0.0.1")
     for resource_type in ROW_TYPES
     for name in NAMES + ["kafka-cluster", "zzz"]
 ]
@@ -92,6 +95,10 @@ def test_it_pickles_and_answers_the_same():
         ((["User:a", "User:b"], ["10.0.0.1"], ["TOPIC"], ["t"]), ValueError),
         ((["User:a"], ["10.0.0.1"], ["TOPIC"], [None]), ValueError),
         (([1], ["10.0.0.1"], ["TOPIC"], ["t"]), TypeError),
+        # As the authorizer: a client host is an IP address, a principal has a type.
+        ((["User:a"], ["broker-1.example"], ["TOPIC"], ["t"]), ValueError),
+        ((["User:a"], ["*"], ["TOPIC"], ["t"]), ValueError),
+        ((["alice"], ["10.0.0.1"], ["TOPIC"], ["t"]), ValueError),
     ],
 )
 def test_bad_input_is_a_clear_error(args, error):
@@ -100,9 +107,22 @@ def test_bad_input_is_a_clear_error(args, error):
         compiled.authorized_operations(*args)
 
 
+def test_an_ipv6_host_written_another_way_meets_its_acls():
+    """The issue's case: the ACL names fd00:0:0:0:0:0:0:d77, the principal row fd00::d77."""
+    authorizer = StandardAuthorizer()
+    authorizer.create_acls([AclBinding.of("TOPIC", "orders", "LITERAL", "User:alice", "fd00:0:0:0:0:0:0:d77", "READ", "ALLOW")])
+    compiled = CompiledAcls.from_authorizer(authorizer)
+    rows = (["User:alice"] * 3, ["fd00::d77", "FD00:0:0::d77", "fd00::d78"], ["TOPIC"] * 3, ["orders"] * 3)
+    got = compiled.authorized_operations(*rows).tolist()
+    assert got == expected(authorizer, list(zip(*rows))) and got[0] == got[1] != 0 and got[2] == 0
+    grid = CompactGrid.build(compiled, list(zip(rows[0], rows[1])), [("TOPIC", "orders")])
+    assert grid.dense().tolist() == [[got[0]], [got[1]], [0]]
+
+
 # --- compact grids ------------------------------------------------------------------------------
 
-GRID_PRINCIPALS = [(p, h) for p in PRINCIPALS + ["User:dave", "User:admin"] for h in ("10.0.0.1", "10.0.0.2", "10.0.0.3")]
+GRID_PRINCIPALS = [(p, h) for p in PRINCIPALS + ["User:dave", "User:admin"]
+                   for h in ("10.0.0.1", "10.0.0.2", "10.0.0.3", "fd00::d77", "::ffff:10.0.0.2")]
 GRID_RESOURCES = [(rt, n) for rt in ROW_TYPES for n in NAMES + ["kafka-cluster", "zzz"]]
 
 

@@ -133,6 +133,23 @@ def test_grid_from_a_kafkasec_state_and_without_hosts(spark, tmp_path):
         assert {r.principal: r.operations for r in compact.dense().collect()} == rows
 
 
+def test_a_security_whose_plugins_change_its_answers_is_refused(tmp_path):
+    """Group expansion (the groupfile plugin) grants Group ACLs to users: a grid of the ACLs
+    alone would disagree with KafkaSecurity.authorized_operations, so it is refused."""
+    import kafkasec_groupfile
+
+    from security_support import open_security
+
+    (tmp_path / "groups.txt").write_text("eng: alice\n", encoding="utf-8")
+    with open_security(plugins=[kafkasec_groupfile], **{kafkasec_groupfile.PATH_SETTING: str(tmp_path / "groups.txt")}) as security:
+        assert security.authorization.plugins_changing_answers() == ["kafkasec_groupfile"]
+        with pytest.raises(ValueError, match="the plugins kafkasec_groupfile change what this KafkaSecurity answers"):
+            compile_acls(security)
+    with open_security() as plain:
+        assert plain.authorization.plugins_changing_answers() == []
+        compile_acls(plain)
+
+
 def test_bad_grid_requests_are_clear_errors(spark, authorizer):
     principals = spark.createDataFrame(PRINCIPALS, "principal string, host string")
     resources = spark.createDataFrame(RESOURCES, "resource_type string, resource_name string")
