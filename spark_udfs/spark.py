@@ -19,6 +19,7 @@ from pyspark.sql.types import IntegerType
 
 from kafkasec.acl import AclBinding, AclOperation, ResourceType
 from kafkasec.authorizer.standard import StandardAuthorizer
+from spark_udfs import shipping
 from spark_udfs.compact import CompactGrid
 from spark_udfs.evaluator import CompiledAcls
 
@@ -75,7 +76,9 @@ def compile_acls(acls) -> CompiledAcls:
 
 def authorized_operations_udf(spark: SparkSession, acls):
     """An Arrow UDF ``(principal, host, resource_type, resource_name) -> int`` giving the
-    KIP-430 bitfield of each row; ``acls`` as :func:`compile_acls` takes them."""
+    KIP-430 bitfield of each row; ``acls`` as :func:`compile_acls` takes them. On a cluster,
+    what the UDF imports is shipped to the executors first (:mod:`spark_udfs.shipping`)."""
+    shipping.ship_to_executors(spark)
     broadcast = spark.sparkContext.broadcast(compile_acls(acls))
 
     # pyspark's stubs type only the functionType= form, which warns; the type hints say SCALAR.
@@ -99,6 +102,31 @@ MAX_CLASS_VALUES = 50_000_000
 instead of shipping class tables (the tables would no longer be small)."""
 
 
+BROADCAST_BYTES_PER_ROW = 128
+"""What one row of a class table costs an executor once broadcast as a hashed relation (an
+UnsafeRow key and value of a few ints, the map's pointer and slack): the memory model of
+docs/grids.md. Deliberately high: an estimate too low is an executor out of memory."""
+BROADCAST_MEMORY_FRACTION = 0.1
+"""The share of an executor's memory (``spark.executor.memory``, in local mode the driver's) a
+grid's broadcasts may take together; larger tables are joined by shuffling, which spills."""
+
+
+def broadcast_budget(spark: SparkSession) -> int:
+    """Bytes the broadcasts of one grid may take on each executor (see BROADCAST_MEMORY_FRACTION)."""
+    conf = spark.sparkContext.getConf()
+    key = "spark.driver.memory" if shipping.is_local(spark.sparkContext.master) else "spark.executor.memory"
+    return int(_bytes(conf.get(key, "1g")) * BROADCAST_MEMORY_FRACTION)
+
+
+def _bytes(size: str) -> int:
+    """A JVM memory size (``512m``, ``1g``, ``1024k``, bytes) in bytes."""
+    text = size.strip().lower().rstrip("b")
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    if text and text[-1] in units:
+        return int(float(text[:-1]) * units[text[-1]])
+    return int(text)
+
+
 @attrs.frozen
 class CompactFrames:
     """A compact grid as four DataFrames that the JVM joins on integer class ids.
@@ -107,18 +135,26 @@ class CompactFrames:
     resource_name, rc, supported), ``base`` (rc, hc, operations) and ``exceptions`` (pc, rc,
     operations): a cell is its exception if there is one, else its base block; a super user's
     cells are ``supported``.
+
+    ``broadcastable`` names the tables small enough to broadcast within the executors' budget
+    (:func:`broadcast_budget`); the others are joined by shuffling, so that memory is bounded by
+    the executors, not by the grid.
     """
 
     principals: DataFrame
     resources: DataFrame
     base: DataFrame
     exceptions: DataFrame
+    broadcastable: frozenset[str] = frozenset({"principals", "base", "exceptions"})
+
+    def _small(self, name: str, frame: DataFrame) -> DataFrame:
+        return F.broadcast(frame) if name in self.broadcastable else frame
 
     def dense(self) -> DataFrame:
         """Every cell: (principal, host, resource_type, resource_name, operations)."""
         pairs = self.principals.crossJoin(self.resources)
-        pairs = pairs.join(F.broadcast(self.base), ["rc", "hc"]).withColumnRenamed("operations", "base_operations")
-        pairs = pairs.join(F.broadcast(self.exceptions), ["pc", "rc"], "left")
+        pairs = pairs.join(self._small("base", self.base), ["rc", "hc"]).withColumnRenamed("operations", "base_operations")
+        pairs = pairs.join(self._small("exceptions", self.exceptions), ["pc", "rc"], "left")
         operations = F.when(F.col("super"), F.col("supported")).otherwise(
             F.coalesce(F.col("operations"), F.col("base_operations"))
         )
@@ -134,15 +170,15 @@ class CompactFrames:
             return F.col(column).bitwiseAND(bit) != 0
 
         ordinary = self.principals.where(~F.col("super"))
-        base_allowed = F.broadcast(self.base.where(has("operations")))
+        base_allowed = self._small("base", self.base.where(has("operations")))
         from_base = self.resources.join(base_allowed, "rc").join(ordinary, "hc")
         exceptions = self.exceptions.join(
-            F.broadcast(self.principals.select("pc", "hc").distinct()), "pc"
-        ).join(F.broadcast(self.base.withColumnRenamed("operations", "base_operations")), ["rc", "hc"])
+            self._small("principals", self.principals.select("pc", "hc").distinct()), "pc"
+        ).join(self._small("base", self.base.withColumnRenamed("operations", "base_operations")), ["rc", "hc"])
         revoked = exceptions.where(~has("operations")).select("pc", "rc")
         granted = exceptions.where(has("operations") & ~has("base_operations")).select("pc", "rc", "operations")
-        from_base = from_base.join(F.broadcast(revoked), ["pc", "rc"], "left_anti")
-        from_exceptions = ordinary.join(F.broadcast(granted), "pc").join(self.resources, "rc")
+        from_base = from_base.join(self._small("exceptions", revoked), ["pc", "rc"], "left_anti")
+        from_exceptions = ordinary.join(self._small("exceptions", granted), "pc").join(self.resources, "rc")
         from_super = self.principals.where(F.col("super")).crossJoin(
             self.resources.where(has("supported"))
         ).withColumn("operations", F.col("supported"))
@@ -181,7 +217,15 @@ def compact_frames(spark: SparkSession, compact: CompactGrid) -> CompactFrames:
         list(zip(compact.exception_pc.tolist(), compact.exception_rc.tolist(), compact.exception_bits.tolist())),
         "pc int, rc int, operations int",
     )
-    return CompactFrames(principals, resources, base, exceptions)
+    # Broadcast the smallest tables first while the budget lasts.
+    budget = broadcast_budget(spark)
+    broadcastable = set()
+    for name, rows in sorted({"principals": len(compact.principals), "base": n_rc * n_hc,
+                              "exceptions": len(compact.exception_bits)}.items(), key=lambda item: item[1]):
+        if rows * BROADCAST_BYTES_PER_ROW <= budget:
+            broadcastable.add(name)
+            budget -= rows * BROADCAST_BYTES_PER_ROW
+    return CompactFrames(principals, resources, base, exceptions, frozenset(broadcastable))
 
 
 def grid(

@@ -1,0 +1,179 @@
+"""Grids on a standalone Spark cluster started by the test from pyspark's own scripts: a master
+and a worker on 127.0.0.1 whose Python has pyspark, py4j, numpy and pyarrow but not kafkasec.
+The grid ships what its UDF needs, the Arrow UDF answers as the authorizer does, dense grids
+are the same with broadcasts and with shuffled joins on 1 GB executors, and ``kafkasec grid
+--master spark://...`` writes the grid that local mode writes."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyspark")
+import pyspark  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+WORKER_PACKAGES = ("pyspark", "py4j", "numpy", "numpy.libs", "pyarrow")
+"""What a platform team's worker Python has (as the issue found it): no kafkasec, no attrs."""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def worker_python(directory: Path) -> Path:
+    """A Python for the workers that sees only WORKER_PACKAGES beside the standard library."""
+    site = directory / "worker-site"
+    site.mkdir()
+    installed = Path(pyspark.__file__).parent.parent
+    for name in WORKER_PACKAGES:
+        if (installed / name).exists():
+            (site / name).symlink_to(installed / name)
+    wrapper = directory / "worker-python"
+    # -S: no site-packages, no .pth files (so no editable kafkasec); Spark's PYTHONPATH is kept.
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{site}${{PYTHONPATH:+:$PYTHONPATH}}" exec {sys.executable} -S "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def wait_for(process, text: str, log: Path, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in log.read_text(errors="replace"):
+            return
+        if process.poll() is not None:
+            break
+        time.sleep(0.5)
+    raise AssertionError(f"{text!r} did not appear: {log.read_text(errors='replace')[-2000:]}")
+
+
+@pytest.fixture(scope="module")
+def standalone(tmp_path_factory):
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java")
+    directory = tmp_path_factory.mktemp("standalone")
+    python = worker_python(directory)
+    refused = subprocess.run([str(python), "-c", "import kafkasec"], capture_output=True, text=True, cwd=directory)
+    assert refused.returncode != 0 and "No module named 'kafkasec'" in refused.stderr
+    spark_class = Path(pyspark.__file__).parent / "bin" / "spark-class"
+    port = free_port()
+    environment = {**os.environ, "SPARK_WORKER_DIR": str(directory / "work"), "SPARK_LOCAL_IP": "127.0.0.1"}
+    master_log, worker_log = directory / "master.log", directory / "worker.log"
+    master = subprocess.Popen(
+        [str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+         "--webui-port", str(free_port())],
+        stdout=master_log.open("w"), stderr=subprocess.STDOUT, env=environment,
+    )
+    worker = None
+    try:
+        wait_for(master, "I have been elected leader", master_log)
+        url = f"spark://127.0.0.1:{port}"
+        worker = subprocess.Popen(
+            [str(spark_class), "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "2",
+             "--memory", "2g", "--webui-port", str(free_port()), url],
+            stdout=worker_log.open("w"), stderr=subprocess.STDOUT, env=environment,
+        )
+        wait_for(worker, "Successfully registered with master", worker_log)
+        yield url, python, directory
+    finally:
+        for process in (worker, master):
+            if process is not None:
+                process.terminate()
+                try:
+                    process.wait(20)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+
+
+def driver_environment(python: Path) -> dict:
+    """Two executors of 1 GB and one core each, running the workers' Python."""
+    return {
+        **os.environ,
+        "PYSPARK_PYTHON": str(python),
+        "PYSPARK_SUBMIT_ARGS": "--conf spark.executor.memory=1g --conf spark.executor.cores=1 "
+                               "--conf spark.cores.max=2 --conf spark.ui.enabled=false pyspark-shell",
+        "SPARK_LOCAL_IP": "127.0.0.1",
+    }
+
+
+DRIVER = textwrap.dedent('''
+    import sys
+    from kafkasec import AclBinding, KafkaPrincipal, RequestContext, ResourcePattern, StandardAuthorizer
+    from kafkasec.acl import operations_to_bitfield
+    from spark_udfs import spark as grids
+    from spark_udfs.spark import authorized_operations_udf, compact_frames, local_session
+    from spark_udfs.compact import CompactGrid
+
+    session = local_session(sys.argv[1], "standalone-test")
+    authorizer = StandardAuthorizer()
+    acls = [AclBinding.of("TOPIC", f"t-{n % 40}", "LITERAL", f"User:u{n % 30}", "*", "READ", "ALLOW") for n in range(300)]
+    acls += [AclBinding.of("TOPIC", "t-", "PREFIXED", "User:*", "fd00:0:0:0:0:0:0:d77", "DESCRIBE", "ALLOW"),
+             AclBinding.of("GROUP", "g", "LITERAL", "User:u1", "*", "ALL", "DENY")]
+    authorizer.create_acls(acls)
+    principals = [(f"User:u{n}", host) for n in range(40) for host in ("10.0.0.1", "fd00::d77")]
+    resources = [("TOPIC", f"t-{n}") for n in range(50)] + [("GROUP", "g")]
+    rows = [(p, h, rt, name) for p, h in principals for rt, name in resources]
+    expected = {row: operations_to_bitfield(authorizer.authorized_operations(
+        RequestContext(KafkaPrincipal.parse(row[0]), row[1]), ResourcePattern(row[2], row[3]))) for row in rows}
+
+    frame = session.createDataFrame(rows, "principal string, host string, resource_type string, resource_name string")
+    udf = authorized_operations_udf(session, authorizer)
+    answered = {tuple(r[:4]): r[4] for r in frame.withColumn(
+        "operations", udf("principal", "host", "resource_type", "resource_name")).collect()}
+    assert answered == expected, "the Arrow UDF disagrees with the authorizer"
+
+    compact = CompactGrid.build(grids.compile_acls(authorizer), principals, resources)
+    broadcast = compact_frames(session, compact)
+    assert broadcast.broadcastable == {"principals", "base", "exceptions"}
+    grids.BROADCAST_MEMORY_FRACTION = 0.0  # nothing fits: every class table joined by shuffling
+    shuffled = compact_frames(session, compact)
+    assert shuffled.broadcastable == frozenset(), shuffled.broadcastable
+    codes = {"TOPIC": 2, "GROUP": 3}
+    expected_cells = {(p, h, codes[rt], name): bits for (p, h, rt, name), bits in expected.items()}
+    for frames in (broadcast, shuffled):
+        cells = {tuple(r[:4]): r[4] for r in frames.dense().collect()}
+        assert cells == expected_cells, "a dense grid disagrees with the authorizer"
+    print("OK", len(rows))
+''')
+
+
+def test_the_udf_and_the_grids_run_on_executors_without_kafkasec(standalone):
+    url, python, directory = standalone
+    script = directory / "driver.py"
+    script.write_text(DRIVER)
+    finished = subprocess.run([sys.executable, str(script), url], capture_output=True, text=True, timeout=600,
+                              env=driver_environment(python), cwd=directory)
+    assert finished.returncode == 0 and "OK 4080" in finished.stdout, finished.stderr[-4000:]
+
+
+def test_kafkasec_grid_on_the_cluster_writes_what_local_mode_writes(standalone, tmp_path):
+    url, python, _ = standalone
+    from kafkasec import AclBinding, KafkaSecurity
+
+    with KafkaSecurity.from_config({"kafkasec.state.path": str(tmp_path / "state.db")}) as security:
+        security.create_acls([AclBinding.of("TOPIC", "orders", "PREFIXED", "User:alice", "*", "READ", "ALLOW"),
+                              AclBinding.of("TOPIC", "orders-eu", "LITERAL", "User:*", "*", "DESCRIBE", "ALLOW")])
+    (tmp_path / "p.csv").write_text("principal,host\nUser:alice,10.0.0.1\nUser:bob,fd00::1\n")
+    (tmp_path / "r.csv").write_text("resource_type,resource_name\nTOPIC,orders-eu\nTOPIC,payments\nGROUP,g\n")
+    outputs = {}
+    for master in (url, "local[2]"):
+        target = tmp_path / ("cluster" if master == url else "local")
+        finished = subprocess.run(
+            [sys.executable, "-m", "kafkasec.cli", "--state", str(tmp_path / "state.db"), "grid", "--principals",
+             str(tmp_path / "p.csv"), "--resources", str(tmp_path / "r.csv"), "--output", str(target),
+             "--format", "csv", "--master", master],
+            capture_output=True, text=True, timeout=600, env=driver_environment(python), cwd=tmp_path,
+        )
+        assert finished.returncode == 0, finished.stderr[-3000:]
+        lines = [line for part in sorted(target.glob("part-*.csv")) for line in part.read_text().splitlines()]
+        outputs[master] = sorted(set(lines))
+    assert outputs[url] == outputs["local[2]"] and len(outputs[url]) > 3
