@@ -114,7 +114,7 @@ grid's broadcasts may take together; larger tables are joined by shuffling, whic
 def broadcast_budget(spark: SparkSession) -> int:
     """Bytes the broadcasts of one grid may take on each executor (see BROADCAST_MEMORY_FRACTION)."""
     conf = spark.sparkContext.getConf()
-    key = "spark.driver.memory" if shipping.is_local(spark.sparkContext.master) else "spark.executor.memory"
+    key = "spark.driver.memory" if shipping.is_local(spark.sparkContext.master or "local") else "spark.executor.memory"
     return int(_bytes(conf.get(key, "1g")) * BROADCAST_MEMORY_FRACTION)
 
 
