@@ -97,6 +97,22 @@ def operation_names(bitfield: Column | str) -> Column:
     ]))
 
 
+def readable_cells(cells: DataFrame, *, names_as: str = "array") -> DataFrame:
+    """Grid cells for people: the resource type by name, ``operations`` as the operations'
+    names (an array, or with ``names_as="text"`` one space-separated string, for CSV) and the
+    KIP-430 ``bitfield`` beside them."""
+    type_names = F.create_map(*[item for rt in ResourceType for item in (F.lit(int(rt)), F.lit(rt.name))])
+    names = operation_names("operations")
+    if names_as == "text":
+        names = F.array_join(names, " ")
+    elif names_as != "array":
+        raise ValueError(f"names_as is 'array' or 'text', not {names_as!r}")
+    return cells.select(
+        "principal", "host", type_names[F.col("resource_type")].alias("resource_type"), "resource_name",
+        names.alias("operations"), F.col("operations").alias("bitfield"),
+    )
+
+
 MAX_CLASS_VALUES = 50_000_000
 """Above this many base values plus exceptions, grid() evaluates pairs with the Arrow UDF
 instead of shipping class tables (the tables would no longer be small)."""

@@ -12,6 +12,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
+import sys
+import time
 
 from kafkasec.acl import CLUSTER_NAME, ResourceType
 from kafkasec.cli.config import cluster_security, on_cluster, open_cluster, open_security, read_properties, state_path
@@ -42,7 +45,9 @@ def register(commands) -> None:
                         help="dense: every pair; allowed: pairs allowed --operation; compact: class tables")
     parser.add_argument("--operation", type=operation_argument, help="with --output-type allowed: the operation")
     parser.add_argument("--master", default="local[*]", help="the Spark master (default local[*])")
-    parser.add_argument("--progress", action="store_true", help="show Spark's progress bar")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="name each stage and its time on standard error, with Spark's progress bar "
+                        "(default: on when standard error is a terminal)")
     parser.add_argument("--report", metavar="FILE", help="also write the HTML audit report (heatmap and summaries)")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an existing --output (never one holding the state file or the inputs) and --report")
@@ -71,37 +76,86 @@ def run_grid(args) -> int:
     try:
         from pyspark.sql import SparkSession
 
-        from spark_udfs.spark import distinct_pairs, grid, local_session
+        from spark_udfs.spark import distinct_pairs, grid, local_session, readable_cells
     except ImportError as error:
         raise UsageError(f"kafkasec grid needs the 'spark' extra (pip install 'kafkasec[spark]'): {error}") from None
+    progress = Progress(sys.stderr.isatty() if args.progress is None else args.progress, STAGES)
     already_running = SparkSession.getActiveSession() is not None
-    spark = local_session(args.master, "kafkasec-grid", progress=args.progress)
+    progress.stage("starting Spark")
+    spark = local_session(args.master, "kafkasec-grid", progress=progress.enabled)
     try:
+        progress.stage("reading the ACLs, principals and resources")
         with _grid_security(args) as (security, listed_principals, listed_resources):
             principals = _read(spark, args.principals) if args.principals else spark.createDataFrame(
                 listed_principals, "principal string")
             resources = _read(spark, args.resources) if args.resources else spark.createDataFrame(
                 listed_resources, "resource_type string, resource_name string")
+            progress.stage(f"evaluating {len(security.acls())} ACLs over the principals and resources")
             result = grid(spark, security, principals, resources, output=args.output_type, operation=args.operation)
             if args.report:
                 from spark_udfs.report import html_report
 
                 html_report(security.authorizer, *distinct_pairs(principals, resources), args.report)
                 print(f"wrote the audit report to {args.report}")
-        frames = (
-            {name: getattr(result, name) for name in ("principals", "resources", "base", "exceptions")}
-            if args.output_type == "compact"
-            else {"": result}
-        )
-        for name, frame in frames.items():
-            writer = frame.write.mode("overwrite")
-            target = os.path.join(args.output, name) if name else args.output
-            (writer.option("header", True).csv(target) if args.format == "csv" else writer.parquet(target))
+        if args.output_type == "compact":
+            frames = {name: getattr(result, name) for name in ("principals", "resources", "base", "exceptions")}
+        else:
+            frames = {"grid": readable_cells(result, names_as="text" if args.format == "csv" else "array")}
+        if progress.enabled:
+            next(iter(frames.values())).limit(1).collect()
+            progress.note("the first result is ready")
+        progress.stage(f"writing the {args.output_type} grid")
+        _write(frames, args.output, args.format)
+        progress.note("done")
         print(f"wrote the {args.output_type} grid to {args.output} ({args.format})")
         return 0
     finally:
         if not already_running:
             spark.stop()
+
+
+STAGES = 4
+
+
+class Progress:
+    """Each stage named on standard error, with the time since the command started."""
+
+    def __init__(self, enabled: bool, stages: int):
+        self.enabled = enabled
+        self.stages = stages
+        self.number = 0
+        self.started = time.monotonic()
+
+    def stage(self, text: str) -> None:
+        self.number += 1
+        self.note(f"[{self.number}/{self.stages}] {text}")
+
+    def note(self, text: str) -> None:
+        if self.enabled:
+            print(f"kafkasec grid: {text} ({time.monotonic() - self.started:.1f} s)", file=sys.stderr, flush=True)
+
+
+def _write(frames: dict, output: str, file_format: str) -> None:
+    """Parquet as Spark writes it: a directory per frame (the grid's is ``output`` itself). CSV as
+    one file per frame with one header, ``output/<name>.csv``, for people and spreadsheets."""
+    if file_format == "parquet":
+        for name, frame in frames.items():
+            frame.write.mode("overwrite").parquet(output if name == "grid" else os.path.join(output, name))
+        return
+    if os.path.isdir(output):
+        shutil.rmtree(output)  # check_output_directory allowed it: new, empty or --overwrite
+    os.makedirs(output)
+    for name, frame in frames.items():
+        scratch = os.path.join(output, f".{name}.spark")
+        frame.coalesce(1).write.mode("overwrite").option("header", True).csv(scratch)
+        parts = [entry for entry in os.listdir(scratch) if entry.startswith("part-") and entry.endswith(".csv")]
+        target = os.path.join(output, f"{name}.csv")
+        if parts:
+            os.replace(os.path.join(scratch, parts[0]), target)
+        if not parts or os.path.getsize(target) == 0:  # an empty grid: Spark writes no header
+            with open(target, "w", encoding="utf-8") as file:
+                file.write(",".join(frame.columns) + "\n")
+        shutil.rmtree(scratch)
 
 
 @contextlib.contextmanager

@@ -202,17 +202,36 @@ def test_kafkasec_grid_command_reads_csv_and_writes_parquet_and_csv(spark, tmp_p
     assert len(cells) == len(PRINCIPALS) * len(RESOURCES)
     reference = StandardAuthorizer()
     reference.create_acls(ACLS)
-    for row in cells:
-        assert row.operations == expected(reference, row.principal, row.host, row.resource_type, row.resource_name)
+    for row in cells:  # names, not codes: the resource type and the operations
+        assert row.bitfield == expected(reference, row.principal, row.host, row.resource_type, row.resource_name)
+        assert row.operations == [op.name for op in sorted(bitfield_to_operations(row.bitfield))]
     assert main(common + ["--output", str(tmp_path / "readers"), "--format", "csv", "--output-type", "allowed",
                           "--operation", "Read"]) == 0
-    readers = spark.read.option("header", True).csv(str(tmp_path / "readers")).collect()
-    assert {(r.principal, r.resource_name) for r in readers} >= {("User:alice", "orders-eu")}
+    # One CSV file with one header; the resource type and the operations by name.
+    assert os.listdir(tmp_path / "readers") == ["grid.csv"]
+    lines = (tmp_path / "readers" / "grid.csv").read_text().splitlines()
+    assert lines[0] == "principal,host,resource_type,resource_name,operations,bitfield"
+    assert sum(line.startswith("principal,") for line in lines) == 1
+    assert any(line.startswith("User:alice,10.0.0.1,TOPIC,orders-eu,READ DESCRIBE,") for line in lines), lines
     assert main(common + ["--output", str(tmp_path / "compact"), "--output-type", "compact",
                           "--report", str(tmp_path / "report.html")]) == 0
     assert "Most-privileged principals" in (tmp_path / "report.html").read_text(encoding="utf-8")
     assert sorted(os.listdir(tmp_path / "compact")) == ["base", "exceptions", "principals", "resources"]
-    assert "wrote the compact grid" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "wrote the compact grid" in captured.out
+    assert "kafkasec grid:" not in captured.err  # no terminal here: no progress unless asked
+    assert main(common + ["--output", str(tmp_path / "empty"), "--format", "csv", "--output-type", "allowed",
+                          "--operation", "ClusterAction", "--progress"]) == 0
+    assert (tmp_path / "empty" / "grid.csv").read_text() == "principal,host,resource_type,resource_name,operations,bitfield\n"
+    stages = [line for line in capsys.readouterr().err.splitlines() if line.startswith("kafkasec grid:")]
+    assert [line.split(" (")[0] for line in stages] == [
+        "kafkasec grid: [1/4] starting Spark",
+        "kafkasec grid: [2/4] reading the ACLs, principals and resources",
+        "kafkasec grid: [3/4] evaluating 5 ACLs over the principals and resources",
+        "kafkasec grid: the first result is ready",
+        "kafkasec grid: [4/4] writing the allowed grid",
+        "kafkasec grid: done",
+    ]
 
 
 def test_kafkasec_grid_refuses_bad_command_lines(tmp_path, capsys):
