@@ -1,25 +1,34 @@
-"""An HTML audit report of a grid: a heatmap and the summaries a platform team asks for.
+"""An HTML audit report of a grid: one self-contained page an auditor questions offline.
 
-Everything is read from the compact grid's class tables (no cell is materialized), so the
-report of a 10^9-cell grid costs about what building the compact grid costs:
+The summaries are read from the compact grid's class tables (no cell is materialized), so they
+cost about what building the compact grid costs:
 
 - the most-privileged principals (most resource x operation grants);
 - topics every principal of the grid may READ;
 - ALLOW ACLs shadowed by DENY: grants that allow their operation on none of the grid's
-  resources they match, because a DENY takes it away;
-- a heatmap of the most-privileged principals x the most widely granted resources, each cell
-  shaded by how many operations it allows, the operations in its tooltip.
+  resources they match, because a DENY takes it away.
+
+Below them, the explorer (``report.js`` beside this module, inlined into the page with the data
+as JSON): every allowed pair of the most-privileged principals (up to ``max_cells``), searched by
+principal or resource, filtered by operation and resource type, sorted by any column, paged,
+and exported as CSV; a principal or a resource opens its grants, each operation with the rule
+and the ACL (id and source) that grants it; with ``after`` ACLs, the pairs a change would alter,
+before and after side by side. The page's state is in its address (``#q=alice&op=READ``), so a
+view can be shared, and tested in a headless browser.
 """
 
 from __future__ import annotations
 
 import html
+import json
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from kafkasec.acl import AclOperation, AclPermissionType, PatternType, ResourceType, bitfield_to_operations
+from kafkasec.acl import AclOperation, AclPermissionType, PatternType, ResourcePattern, ResourceType
 from kafkasec.authorizer.standard import StandardAuthorizer
+from kafkasec.context import Action, RequestContext
 from spark_udfs.compact import CompactGrid, classes_by_pattern
 from spark_udfs.evaluator import CompiledAcls
 
@@ -86,43 +95,132 @@ def shadowed_grants(authorizer: StandardAuthorizer, compiled: CompiledAcls, comp
     return [text for text, allowed in zip(texts, allowed_somewhere) if not allowed]
 
 
-def html_report(authorizer: StandardAuthorizer, principals: Sequence[tuple[str, str]],
-                resources: Sequence[tuple[object, str]], path: str, *, heatmap: int = 40) -> dict:
-    """Write the report to ``path``; return its summaries."""
+MAX_REPORT_CELLS = 50_000
+"""The allowed pairs the explorer carries at most (the most-privileged principals' first): each
+costs the page about 40 bytes and a few decisions to explain."""
+_OPERATIONS = [op for op in AclOperation if op not in (AclOperation.UNKNOWN, AclOperation.ANY, AclOperation.ALL)]
+_SCRIPT = Path(__file__).with_name("report.js")
+
+
+def report_data(authorizer: StandardAuthorizer, principals: Sequence[tuple[str, str]],
+                resources: Sequence[tuple[object, str]], *, after: StandardAuthorizer | None = None,
+                max_cells: int = MAX_REPORT_CELLS) -> dict:
+    """What the page shows, as JSON-ready data: the summaries, the allowed pairs with their
+    grants, and (with ``after``) the pairs the change alters."""
     summaries = audit_summaries(authorizer, principals, resources)
-    compact = summaries["compact"]
-    rows = summaries["principal_order"][:heatmap]
-    widest = np.argsort(-np.bitwise_count(compact.base).sum(axis=1)[compact.resource_class], kind="stable")[:heatmap]
+    compiled = CompiledAcls.from_authorizer(authorizer)
+    types = [ResourceType.coerce(resource_type).name for resource_type, _ in resources]
+    cells: list[list[int]] = []  # [principal index, resource index, bitfield]
+    grants: list[list] = []  # [cell, operation code, rule, ACL index or -1]
+    acls: list[list[str]] = []  # [id, source, text]
+    acl_index: dict[str, int] = {}
+    for i in summaries["principal_order"].tolist():
+        if len(cells) >= max_cells:
+            break
+        principal, host = principals[i]
+        row = CompactGrid.build(compiled, [principals[i]], resources).dense()[0]
+        allowed = np.flatnonzero(row).tolist()[: max_cells - len(cells)]
+        actions = [Action(op, ResourcePattern(types[j], resources[j][1])) for j in allowed
+                   for op in _OPERATIONS if row[j] & (1 << op)]
+        decisions = iter(authorizer.decide(RequestContext.for_principal(principal, host), actions))
+        for j in allowed:
+            cells.append([i, j, int(row[j])])
+            for op in _OPERATIONS:
+                if row[j] & (1 << op):
+                    rule = next(decisions).rule
+                    acl = -1
+                    if rule.acl is not None:
+                        acl = acl_index.setdefault(rule.acl.acl_id, len(acls))
+                        if acl == len(acls):
+                            acls.append([rule.acl.acl_id, rule.acl.source, str(rule.acl.binding)])
+                    grants.append([len(cells) - 1, int(op), rule.kind.value, acl])
+    data = {
+        "operations": {str(int(op)): op.name for op in _OPERATIONS},
+        "principals": [list(p) for p in principals],
+        "resources": [[t, name] for t, (_, name) in zip(types, resources)],
+        "cells": cells,
+        "truncated": len(cells) >= max_cells,
+        "grants": grants,
+        "acls": acls,
+        "summary": {
+            "pairs": summaries["compact"].cells,
+            "acls": len(authorizer.index),
+            "most_privileged": summaries["most_privileged"],
+            "readable_by_everyone": summaries["readable_by_everyone"],
+            "shadowed": summaries["shadowed"],
+        },
+        "diff": None,
+    }
+    if after is not None:
+        before_grid = CompactGrid.build(compiled, list(principals), list(resources)).dense()
+        after_grid = CompactGrid.build(CompiledAcls.from_authorizer(after), list(principals), list(resources)).dense()
+        changed = np.argwhere(before_grid != after_grid)[:max_cells]
+        data["diff"] = [[int(i), int(j), int(before_grid[i, j]), int(after_grid[i, j])] for i, j in changed]
+    return {**data, "_summaries": summaries}
+
+
+def html_report(authorizer: StandardAuthorizer, principals: Sequence[tuple[str, str]],
+                resources: Sequence[tuple[object, str]], path: str, *, after: StandardAuthorizer | None = None,
+                max_cells: int = MAX_REPORT_CELLS) -> dict:
+    """Write the report to ``path`` (one HTML file, no server, works offline); return its summaries."""
+    data = report_data(authorizer, principals, resources, after=after, max_cells=max_cells)
+    summaries = data.pop("_summaries")
     esc = html.escape
-    head = "".join(f"<th title='{esc(str(resources[j][0]))}'><div>{esc(resources[j][1])}</div></th>" for j in widest)
-    body = []
-    for i in rows:
-        cells = []
-        for j in widest:
-            bits = compact.bits(int(i), int(j))
-            names = ", ".join(sorted(op.name for op in bitfield_to_operations(bits))) or "nothing"
-            shade = 255 - min(int(np.bitwise_count(np.int64(bits))) * 28, 220)
-            cells.append(f"<td style='background:rgb({shade},{shade},255)' title='{esc(names)}'></td>")
-        body.append(f"<tr><th>{esc(principals[i][0])} @ {esc(principals[i][1])}</th>{''.join(cells)}</tr>")
     privileged = "".join(f"<li>{esc(p)} @ {esc(h)}: {n:,} grants</li>" for p, h, n in summaries["most_privileged"])
     readable = "".join(f"<li>{esc(name)}</li>" for name in summaries["readable_by_everyone"]) or "<li>none</li>"
     shadowed = "".join(f"<li>{esc(text)}</li>" for text in summaries["shadowed"]) or "<li>none</li>"
+    compact = summaries["compact"]
+    # JSON in a script element: only "</" could end it early, so it is escaped.
+    payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
     page = f"""<!doctype html>
-<html><head><meta charset="utf-8"><title>kafkasec ACL audit</title>
-<style>body{{font-family:sans-serif;margin:2em}} table{{border-collapse:collapse}}
-td{{width:14px;height:14px;border:1px solid #eee}} th{{font-weight:normal;font-size:11px;text-align:left}}
-thead th div{{writing-mode:vertical-rl;max-height:12em;overflow:hidden}}</style></head><body>
-<h1>ACL audit</h1>
+<html lang="en"><head><meta charset="utf-8"><title>kafkasec ACL audit</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>{_STYLE}</style></head><body>
+<header><h1>ACL audit</h1>
 <p>{len(principals):,} principals x {len(resources):,} resources = {compact.cells:,} pairs, {len(authorizer.index):,} ACLs;
-{len(compact.class_is_super):,} principal classes, {len(compact.base):,} resource classes, {len(compact.exception_bits):,} exceptions.</p>
-<h2>Most-privileged principals</h2><ol>{privileged}</ol>
-<h2>Topics every principal may read</h2><ul>{readable}</ul>
-<h2>ALLOW grants shadowed by DENY</h2><ul>{shadowed}</ul>
-<h2>Heatmap</h2><p>The {len(rows)} most-privileged principals x the {len(widest)} most widely granted resources;
-darker cells allow more operations (hover for the names).</p>
-<table><thead><tr><th></th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>
+{len(compact.class_is_super):,} principal classes, {len(compact.base):,} resource classes, {len(compact.exception_bits):,} exceptions.</p></header>
+<section class="summaries">
+<div><h2>Most-privileged principals</h2><ol>{privileged}</ol></div>
+<div><h2>Topics every principal may read</h2><ul>{readable}</ul></div>
+<div><h2>ALLOW grants shadowed by DENY</h2><ul>{shadowed}</ul></div>
+</section>
+<section id="explorer"><h2>Who can do what</h2>
+<form id="filters" onsubmit="return false">
+<input id="q" type="search" placeholder="principal, host or resource contains..." aria-label="search">
+<select id="op" aria-label="operation"><option value="">any operation</option></select>
+<select id="type" aria-label="resource type"><option value="">any resource type</option></select>
+<button id="export" type="button">Export CSV</button>
+<span id="count"></span></form>
+<table id="cells"><thead><tr>
+<th data-sort="principal">principal</th><th data-sort="host">host</th><th data-sort="type">resource type</th>
+<th data-sort="resource">resource</th><th data-sort="operations">operations</th></tr></thead><tbody></tbody></table>
+<nav id="pages"><button id="previous" type="button">previous</button> <span id="page"></span> <button id="next" type="button">next</button></nav>
+</section>
+<section id="detail" hidden><h2 id="detail-title"></h2><table id="grants"><thead></thead><tbody></tbody></table></section>
+<section id="diff" hidden><h2>What the change would alter</h2><table id="changes"><thead><tr>
+<th>principal</th><th>host</th><th>resource</th><th>before</th><th>after</th><th>gained</th><th>lost</th></tr></thead><tbody></tbody></table></section>
+<script id="data" type="application/json">{payload}</script>
+<script>{_SCRIPT.read_text(encoding="utf-8")}</script>
 </body></html>
 """
     with open(path, "w", encoding="utf-8") as file:
         file.write(page)
     return summaries
+
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:0 2em 2em;color:#1d2430}
+header{border-bottom:2px solid #3b5bdb;margin-bottom:1em}
+h1{margin:.6em 0 .2em} h2{font-size:1.1em;margin:.8em 0 .4em}
+.summaries{display:grid;grid-template-columns:repeat(auto-fit,minmax(18em,1fr));gap:1em}
+.summaries div{background:#f4f6fb;border-radius:6px;padding:.2em 1em;max-height:16em;overflow:auto}
+#filters{display:flex;gap:.5em;flex-wrap:wrap;align-items:center;margin-bottom:.5em}
+#filters input{flex:1;min-width:16em;padding:.3em}
+table{border-collapse:collapse;width:100%;font-size:.9em}
+th,td{text-align:left;padding:.25em .5em;border-bottom:1px solid #e3e7ef}
+th[data-sort]{cursor:pointer;user-select:none} th.sorted-asc::after{content:" \\25B2"} th.sorted-desc::after{content:" \\25BC"}
+tbody tr:hover{background:#f4f6fb} a{color:#3b5bdb;cursor:pointer;text-decoration:none}
+.op{display:inline-block;background:#e7ecff;border-radius:3px;padding:0 .3em;margin:1px;font-size:.85em}
+.gained{background:#d3f9d8} .lost{background:#ffe3e3}
+#pages{margin:.5em 0} #detail{margin-top:1.5em;border-top:2px solid #3b5bdb}
+"""

@@ -61,5 +61,5 @@ def test_every_hook_is_documented(hook):
 def test_readme_commands_match_ci():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    test_command = next(line for line in readme.splitlines() if "pytest" in line and line.startswith("python"))
+    test_command = next(line for line in readme.splitlines() if line.endswith("python -m pytest"))
     assert test_command in ci

@@ -1,10 +1,16 @@
-"""The audit report: its summaries come from the compact grid and agree with the authorizer."""
+"""The audit report: its summaries and cells agree with the authorizer, each grant names its ACL,
+and the page works in a real headless browser (Debian's Chromium driven by Playwright)."""
+
+import shutil
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from kafkasec import AclBinding, KafkaPrincipal, RequestContext, ResourcePattern, StandardAuthorizer
 from kafkasec.acl import operations_to_bitfield
-from spark_udfs.report import audit_summaries, html_report
+from kafkasec.context import Action
+from spark_udfs.report import audit_summaries, html_report, report_data
 
 ACLS = [
     AclBinding.of("TOPIC", "orders-", "PREFIXED", "User:alice", "*", "READ", "ALLOW"),
@@ -40,11 +46,125 @@ def test_summaries_agree_with_the_authorizer():
     assert summaries["shadowed"] == ["User:bob READ on TOPIC LITERAL 'orders-secret' from *"]
 
 
-def test_html_report_is_written_with_its_sections(tmp_path):
+def test_the_reports_data_agrees_with_the_authorizer_and_names_each_grants_acl():
+    reference = authorizer()
+    data = report_data(reference, PRINCIPALS, RESOURCES)
+    cells = {(i, j): bits for i, j, bits in data["cells"]}
+    for i, (p, h) in enumerate(PRINCIPALS):
+        for j, (t, n) in enumerate(RESOURCES):
+            expected = operations_to_bitfield(
+                reference.authorized_operations(RequestContext(KafkaPrincipal.parse(p), h), ResourcePattern(t, n)))
+            assert cells.get((i, j), 0) == expected
+    stored = {acl.acl_id: acl for acl in reference.stored_acls()}
+    for cell, operation, rule, acl in data["grants"]:
+        i, j, _ = data["cells"][cell]
+        decision = reference.explain(RequestContext(KafkaPrincipal.parse(PRINCIPALS[i][0]), PRINCIPALS[i][1]),
+                                     Action(int(operation), ResourcePattern(*RESOURCES[j])))
+        assert decision.allowed and rule == decision.rule.kind.value
+        if acl >= 0:
+            acl_id, source, text = data["acls"][acl]
+            assert (acl_id, source, text) == (decision.rule.acl.acl_id, "store", str(stored[acl_id].binding))
+        else:
+            assert rule == "super_user"
+    capped = report_data(reference, PRINCIPALS, RESOURCES, max_cells=2)
+    assert len(capped["cells"]) == 2 and capped["truncated"]
+
+
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium, driven by Playwright (.ci/install-browser installs it)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium",
+                                              args=BROWSER_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def report(tmp_path):
+    after = StandardAuthorizer("User:admin")
+    after.create_acls(ACLS + [AclBinding.of("TOPIC", "public", "LITERAL", "User:x", "*", "WRITE", "ALLOW")])
+    after.delete_acls([ACLS[0].to_filter()])
     path = tmp_path / "report.html"
-    html_report(authorizer(), PRINCIPALS, RESOURCES, str(path))
-    text = path.read_text(encoding="utf-8")
-    for part in ("Most-privileged principals", "Topics every principal may read", "shadowed by DENY", "Heatmap",
-                 "User:admin @ 10.0.0.1", "orders-secret", "DESCRIBE, READ"):
+    html_report(authorizer(), PRINCIPALS, RESOURCES, str(path), after=after)
+    return path
+
+
+def cells_shown(page):
+    return [tuple(td.inner_text() for td in row.query_selector_all("td")[:4]) for row in page.query_selector_all("#cells tbody tr")]
+
+
+def test_the_report_is_one_offline_page_with_its_sections(report):
+    text = report.read_text(encoding="utf-8")
+    for part in ("Most-privileged principals", "Topics every principal may read", "shadowed by DENY",
+                 "User:admin @ 10.0.0.1", "Who can do what"):
         assert part in text, part
-    assert text.count("<tr>") == 1 + len(PRINCIPALS)
+    assert "http://" not in text and "https://" not in text and "<script src" not in text  # nothing fetched
+
+
+def test_search_filter_sort_and_pages_in_a_real_browser(browser, report):
+    page = browser.new_page()
+    page.goto(report.as_uri())
+    page.wait_for_selector("body[data-ready=true]")
+    everything = cells_shown(page)
+    assert page.inner_text("#count").startswith(f"{len(everything)} of {len(everything)} allowed pairs")
+    page.fill("#q", "alice")
+    assert {row[0] for row in cells_shown(page)} == {"User:alice"}
+    assert "q=alice" in page.url  # the view is in the address, to share
+    page.fill("#q", "")
+    page.select_option("#op", label="WRITE")
+    assert {row[0] for row in cells_shown(page)} == {"User:admin"}  # only the super user writes
+    page.select_option("#op", label="any operation")
+    page.select_option("#type", "GROUP")
+    assert {row[2] for row in cells_shown(page)} == {"GROUP"}
+    page.select_option("#type", "")
+    page.click("th[data-sort=resource]")
+    page.click("th[data-sort=resource]")
+    resources = [row[3] for row in cells_shown(page)]
+    assert resources == sorted(resources, reverse=True) and "dir=desc" in page.url
+    page.goto(report.as_uri() + "#q=User")
+    assert len(cells_shown(page)) == len(everything)
+
+
+def test_drill_down_names_the_acl_behind_each_grant(browser, report):
+    page = browser.new_page()
+    page.goto(report.as_uri())
+    page.click("#cells tbody tr[data-cell] a >> text=User:alice")
+    assert page.is_visible("#detail")
+    grants = [[td.inner_text() for td in row.query_selector_all("td")] for row in page.query_selector_all("#grants tbody tr")]
+    assert {(row[0], row[2]) for row in grants} == {("orders-eu", "READ"), ("orders-eu", "DESCRIBE"),
+                                                    ("public", "READ"), ("public", "DESCRIBE")}
+    # Each grant names its ACL: alice's own prefix ACL on orders-eu, User:*'s on public.
+    by_resource = {row[0]: (row[3], row[5], row[6]) for row in grants}
+    assert by_resource == {"orders-eu": ("allow_acl", "store", str(ACLS[0])), "public": ("allow_acl", "store", str(ACLS[3]))}
+    assert len({row[4] for row in grants}) == 2 and all(row[4] for row in grants)  # two ACL ids, shown
+    page.goto(report.as_uri() + "#resource=1")  # orders-secret: only the super user, by super.users
+    rows = [[td.inner_text() for td in row.query_selector_all("td")] for row in page.query_selector_all("#grants tbody tr")]
+    assert {row[0] for row in rows} == {"User:admin"} and {row[3] for row in rows} == {"super_user"}
+
+
+def test_the_what_if_diff_and_the_export(browser, report, tmp_path):
+    page = browser.new_page(accept_downloads=True)
+    page.goto(report.as_uri() + "#q=alice")
+    changes = [
+        [" ".join(span.inner_text() for span in td.query_selector_all("span")) or td.inner_text() for td in row.query_selector_all("td")]
+        for row in page.query_selector_all("#changes tbody tr")
+    ]
+    assert sorted(changes) == [
+        ["User:alice", "10.0.0.1", "TOPIC orders-eu", "READ DESCRIBE", "", "", "READ DESCRIBE"],  # the prefix ACL removed
+        ["User:x", "10.0.0.2", "TOPIC public", "READ DESCRIBE", "READ WRITE DESCRIBE", "WRITE", ""],
+    ]
+    with page.expect_download() as download:
+        page.click("#export")
+    exported = Path(download.value.path()).read_text().splitlines()
+    assert exported[0] == "principal,host,resource_type,resource_name,operations,bitfield"
+    assert {line.split(",")[0] for line in exported[1:]} == {"User:alice"}  # what the page shows
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+    assert (tmp_path / "report.png").stat().st_size > 10_000
