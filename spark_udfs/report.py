@@ -27,6 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from kafkasec.acl import AclOperation, AclPermissionType, PatternType, ResourcePattern, ResourceType
+from kafkasec.authorizer.decision import acl_text
 from kafkasec.authorizer.standard import StandardAuthorizer
 from kafkasec.context import Action, RequestContext
 from spark_udfs.compact import CompactGrid, classes_by_pattern
@@ -132,7 +133,7 @@ def report_data(authorizer: StandardAuthorizer, principals: Sequence[tuple[str, 
                     if rule.acl is not None:
                         acl = acl_index.setdefault(rule.acl.acl_id, len(acls))
                         if acl == len(acls):
-                            acls.append([rule.acl.acl_id, rule.acl.source, str(rule.acl.binding)])
+                            acls.append([rule.acl.acl_id, rule.acl.source, acl_text(rule.acl.binding)])
                     grants.append([len(cells) - 1, int(op), rule.kind.value, acl])
     data = {
         "operations": {str(int(op)): op.name for op in _OPERATIONS},

@@ -36,13 +36,16 @@ class Rule:
     def __str__(self) -> str:
         if self.acl is None:
             return self.description or self.kind.value
-        binding = self.acl.binding
-        pattern, entry = binding.pattern, binding.entry
-        return (
-            f"{entry.permission_type.name} {entry.principal} from host {entry.host} "
-            f"{entry.operation.name} on {pattern.resource_type.name} {pattern.pattern_type.name} "
-            f"'{pattern.name}' (acl {self.acl.acl_id}, source {self.acl.source})"
-        )
+        return f"{acl_text(self.acl.binding)} (acl {self.acl.acl_id}, source {self.acl.source})"
+
+
+def acl_text(binding) -> str:
+    """An ACL as one line a person reads: ``ALLOW User:alice from host * READ on TOPIC LITERAL 'orders'``."""
+    pattern, entry = binding.pattern, binding.entry
+    return (
+        f"{entry.permission_type.name} {entry.principal} from host {entry.host} "
+        f"{entry.operation.name} on {pattern.resource_type.name} {pattern.pattern_type.name} '{pattern.name}'"
+    )
 
 
 @frozen

@@ -17,6 +17,7 @@ import sys
 import time
 
 from kafkasec.acl import CLUSTER_NAME, ResourceType
+from kafkasec.cli.acl_files import file_format, read_acl_file
 from kafkasec.cli.config import cluster_security, on_cluster, open_cluster, open_security, read_properties, state_path
 from kafkasec.cli.options import UsageError, global_options, operation_argument
 from kafkasec.cli.output_paths import check_output_directory, check_output_file
@@ -48,7 +49,10 @@ def register(commands) -> None:
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="name each stage and its time on standard error, with Spark's progress bar "
                         "(default: on when standard error is a terminal)")
-    parser.add_argument("--report", metavar="FILE", help="also write the HTML audit report (heatmap and summaries)")
+    parser.add_argument("--report", metavar="FILE",
+                        help="also write the audit report: one HTML page to search, filter and drill into")
+    parser.add_argument("--what-if", metavar="ACL_FILE",
+                        help="with --report: the ACLs of this file (as acls import reads it) added, shown beside today's")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an existing --output (never one holding the state file or the inputs) and --report")
     parser.set_defaults(run=run_grid)
@@ -73,6 +77,9 @@ def run_grid(args) -> int:
     check_output_directory(args.output, overwrite=args.overwrite, keep=keep)
     if args.report:
         check_output_file(args.report, force=args.overwrite, option="--report")
+    if args.what_if is not None and not args.report:
+        raise UsageError("--what-if shows a change in the --report: give --report FILE")
+    added = read_acl_file(args.what_if, file_format(None, args.what_if)) if args.what_if else None
     try:
         from pyspark.sql import SparkSession
 
@@ -95,7 +102,8 @@ def run_grid(args) -> int:
             if args.report:
                 from spark_udfs.report import html_report
 
-                html_report(security.authorizer, *distinct_pairs(principals, resources), args.report)
+                html_report(security.authorizer, *distinct_pairs(principals, resources), args.report,
+                            after=None if added is None else _with(security.authorizer, added))
                 print(f"wrote the audit report to {args.report}")
         if args.output_type == "compact":
             frames = {name: getattr(result, name) for name in ("principals", "resources", "base", "exceptions")}
@@ -156,6 +164,18 @@ def _write(frames: dict, output: str, file_format: str) -> None:
             with open(target, "w", encoding="utf-8") as file:
                 file.write(",".join(frame.columns) + "\n")
         shutil.rmtree(scratch)
+
+
+def _with(authorizer, added):
+    """A copy of ``authorizer``'s ACLs and settings, with ``added``: the what-if of the report."""
+    from kafkasec.authorizer.standard import StandardAuthorizer
+
+    after = StandardAuthorizer(authorizer.super_users, authorizer.allow_everyone_if_no_acl_found)
+    bindings = [stored.binding for stored in authorizer.stored_acls()] + list(added)
+    for result in after.create_acls(list(dict.fromkeys(bindings))):
+        if result.error is not None:
+            raise result.error
+    return after
 
 
 @contextlib.contextmanager

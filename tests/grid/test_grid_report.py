@@ -9,6 +9,7 @@ import pytest
 
 from kafkasec import AclBinding, KafkaPrincipal, RequestContext, ResourcePattern, StandardAuthorizer
 from kafkasec.acl import operations_to_bitfield
+from kafkasec.authorizer.decision import acl_text
 from kafkasec.context import Action
 from spark_udfs.report import audit_summaries, html_report, report_data
 
@@ -63,7 +64,7 @@ def test_the_reports_data_agrees_with_the_authorizer_and_names_each_grants_acl()
         assert decision.allowed and rule == decision.rule.kind.value
         if acl >= 0:
             acl_id, source, text = data["acls"][acl]
-            assert (acl_id, source, text) == (decision.rule.acl.acl_id, "store", str(stored[acl_id].binding))
+            assert (acl_id, source, text) == (decision.rule.acl.acl_id, "store", acl_text(stored[acl_id].binding))
         else:
             assert rule == "super_user"
     capped = report_data(reference, PRINCIPALS, RESOURCES, max_cells=2)
@@ -142,7 +143,7 @@ def test_drill_down_names_the_acl_behind_each_grant(browser, report):
                                                     ("public", "READ"), ("public", "DESCRIBE")}
     # Each grant names its ACL: alice's own prefix ACL on orders-eu, User:*'s on public.
     by_resource = {row[0]: (row[3], row[5], row[6]) for row in grants}
-    assert by_resource == {"orders-eu": ("allow_acl", "store", str(ACLS[0])), "public": ("allow_acl", "store", str(ACLS[3]))}
+    assert by_resource == {"orders-eu": ("allow_acl", "store", acl_text(ACLS[0])), "public": ("allow_acl", "store", acl_text(ACLS[3]))}
     assert len({row[4] for row in grants}) == 2 and all(row[4] for row in grants)  # two ACL ids, shown
     page.goto(report.as_uri() + "#resource=1")  # orders-secret: only the super user, by super.users
     rows = [[td.inner_text() for td in row.query_selector_all("td")] for row in page.query_selector_all("#grants tbody tr")]
@@ -168,3 +169,15 @@ def test_the_what_if_diff_and_the_export(browser, report, tmp_path):
     page.set_viewport_size({"width": 1280, "height": 900})
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
     assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+def test_the_example_writes_a_report(tmp_path):
+    import subprocess
+    import sys
+
+    example = Path(__file__).parents[2] / "examples" / "audit_report.py"
+    finished = subprocess.run([sys.executable, str(example), str(tmp_path / "estate.html")],
+                              capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0, finished.stderr
+    page = (tmp_path / "estate.html").read_text(encoding="utf-8")
+    assert "User:fraud-consumer" in page and '"diff":[[' in page

@@ -1,6 +1,7 @@
 """The evaluator on a real local SparkSession: the Arrow UDF and grids agree with
 StandardAuthorizer.authorized_operations pair by pair."""
 
+import json
 import os
 
 import pytest
@@ -216,6 +217,16 @@ def test_kafkasec_grid_command_reads_csv_and_writes_parquet_and_csv(spark, tmp_p
     assert main(common + ["--output", str(tmp_path / "compact"), "--output-type", "compact",
                           "--report", str(tmp_path / "report.html")]) == 0
     assert "Most-privileged principals" in (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert '"diff":null' in (tmp_path / "report.html").read_text(encoding="utf-8")
+    (tmp_path / "change.json").write_text(
+        '[{"resource_type": "TOPIC", "resource_name": "payments", "pattern_type": "LITERAL", "principal": "User:dave",'
+        ' "host": "*", "operation": "WRITE", "permission_type": "ALLOW"}]')
+    assert main(common + ["--output", str(tmp_path / "what-if"), "--report", str(tmp_path / "what-if.html"),
+                          "--what-if", str(tmp_path / "change.json")]) == 0
+    page = (tmp_path / "what-if.html").read_text(encoding="utf-8")
+    data = json.loads(page.split('<script id="data" type="application/json">')[1].split("</script>")[0])
+    changed = {(data["principals"][i][0], data["resources"][j][1]) for i, j, _, _ in data["diff"]}
+    assert changed == {("User:dave", "payments")}
     assert sorted(os.listdir(tmp_path / "compact")) == ["base", "exceptions", "principals", "resources"]
     captured = capsys.readouterr()
     assert "wrote the compact grid" in captured.out
