@@ -61,12 +61,13 @@ def modules_to_ship() -> dict[str, Path]:
         raise RuntimeError(f"could not list the modules {_ENTRY_MODULE} imports: {answer.stderr.strip()[-500:]}")
     paths = sysconfig.get_paths()
     standard = {Path(paths[key]).resolve() for key in ("stdlib", "platstdlib")}
-    installed = {Path(paths[key]).resolve() for key in ("purelib", "platlib")}
     shipped = {}
     for name, location in json.loads(answer.stdout).items():
-        path = Path(location)
-        parents = set(path.resolve().parents)
-        is_standard = name in sys.stdlib_module_names or (parents & standard and not parents & installed)
+        path = Path(location).resolve()
+        # Installed packages live in a site-packages (or Debian's dist-packages) directory, which
+        # may be inside the standard library's (a base interpreter's, seen from a virtualenv).
+        installed = {"site-packages", "dist-packages"} & set(path.parts)
+        is_standard = name in sys.stdlib_module_names or (set(path.parents) & standard and not installed)
         if name in WORKER_PROVIDED or is_standard:
             continue
         # A package's __file__ is its __init__.py: ship the whole directory.

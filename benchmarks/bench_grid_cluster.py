@@ -1,0 +1,135 @@
+"""Grids of a team-shaped estate on Spark: the compact grid end to end, dense cells and allowed
+pairs materialized, with the class tables broadcast (within the executors' budget) and shuffled,
+and the peak JVM heap of each.
+
+    python benchmarks/bench_grid_cluster.py                       # local[2], 10k and 100k ACLs
+    python benchmarks/bench_grid_cluster.py --master spark://127.0.0.1:7077 --acls 10000
+
+The estate: 300 teams; each ACL names one of the team's service principals (about 33 per team
+at 10k ACLs) on the team's topic prefix, a literal topic or the team's group, 5 % of them DENY,
+1 % for User:*; 20,000 principals (the named ones, the rest unnamed) x 50,000 resources (166
+topics and groups per team). Dense cells are timed on a 2,000 x 5,000 part of the grid (10^7
+cells), written to Spark's noop sink so that the rate is Spark's, not a disk's. Prints Markdown
+tables and the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import sys
+import time
+
+from kafkasec import AclBinding, StandardAuthorizer
+from kafkasec.acl import AclOperation
+from spark_udfs import spark as grids
+from spark_udfs.compact import CompactGrid
+
+TEAMS = 300
+PRINCIPALS = 20_000
+RESOURCES = 50_000
+
+
+def estate(acl_count: int, seed: int = 19):
+    rng = random.Random(seed)
+    bindings = []
+    for i in range(acl_count):
+        team = i % TEAMS
+        principal = "User:*" if i % 100 == 0 else f"User:t{team}-svc{i // TEAMS}"
+        kind = i % 3
+        if kind == 0:
+            resource = ("TOPIC", f"t{team}-", "PREFIXED")
+        elif kind == 1:
+            resource = ("TOPIC", f"t{team}-topic{rng.randrange(150)}", "LITERAL")
+        else:
+            resource = ("GROUP", f"t{team}-group{rng.randrange(16)}", "LITERAL")
+        operation = rng.choice(["READ", "WRITE", "DESCRIBE", "ALL"] if resource[0] == "TOPIC" else ["READ", "DESCRIBE"])
+        bindings.append(AclBinding.of(*resource, principal, "*", operation, "DENY" if i % 20 == 0 else "ALLOW"))
+    authorizer = StandardAuthorizer("User:admin")
+    authorizer.create_acls(list(dict.fromkeys(bindings)))
+    named = sorted({binding.entry.principal for binding in bindings} - {"User:*"})
+    principals = [(name, f"10.0.{n % 250}.1") for n, name in enumerate(named[:PRINCIPALS])]
+    principals += [(f"User:guest{n}", "10.9.0.1") for n in range(PRINCIPALS - len(principals))]
+    per_team = RESOURCES // TEAMS
+    resources = [("TOPIC" if n % per_team < 150 else "GROUP",
+                  f"t{n // per_team % TEAMS}-topic{n % per_team}" if n % per_team < 150 else f"t{n // per_team % TEAMS}-group{n % per_team - 150}")
+                 for n in range(RESOURCES)]
+    return authorizer, principals, resources
+
+
+def peak_heap_mib(spark) -> float:
+    """The JVM's peak heap since the last reset (the driver's: local mode's executor)."""
+    management = spark.sparkContext._jvm.java.lang.management.ManagementFactory
+    peak = 0
+    for pool in management.getMemoryPoolMXBeans():
+        if str(pool.getType()) == "Heap memory":
+            peak += pool.getPeakUsage().getUsed()
+            pool.resetPeakUsage()
+    return peak / 2**20
+
+
+def noop(frame) -> None:
+    frame.write.format("noop").mode("overwrite").save()
+
+
+def timed(action):
+    start = time.perf_counter()
+    result = action()
+    return time.perf_counter() - start, result
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--acls", default="10000,100000")
+    args = parser.parse_args(argv)
+    spark = grids.local_session(args.master, "kafkasec-bench-cluster")
+    print(f"machine: {platform.platform()}, cpus {os.cpu_count()}, python {sys.version.split()[0]}, "
+          f"master {args.master}, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    print("| ACLs | principal classes | resource classes | exceptions | compact grid end to end (10^9 cells) "
+          "| allowed READ pairs | dense cells, broadcast | dense cells, shuffled | peak JVM heap |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for acl_count in (int(n) for n in args.acls.split(",")):
+        authorizer, principals, resources = estate(acl_count)
+        principal_frame = spark.createDataFrame(principals, "principal string, host string")
+        resource_frame = spark.createDataFrame(resources, "resource_type string, resource_name string")
+        principal_frame.cache().count()
+        resource_frame.cache().count()
+        peak_heap_mib(spark)
+
+        def compact_end_to_end():
+            frames = grids.grid(spark, authorizer, principal_frame, resource_frame, output="compact")
+            for frame in (frames.principals, frames.resources, frames.base, frames.exceptions):
+                noop(frame)
+            return frames
+
+        compact_s, frames = timed(compact_end_to_end)
+        compact = CompactGrid.build(grids.compile_acls(authorizer), principals, resources)
+        read_pairs = compact.count_allowed(1 << AclOperation.READ)
+        allowed_s, _ = timed(lambda: noop(grids.grid(spark, authorizer, principal_frame, resource_frame,
+                                                     output="allowed", operation="READ")))
+        part = grids.compact_frames(spark, CompactGrid.build(grids.compile_acls(authorizer), principals[:2_000], resources[:5_000]))
+        dense_s, _ = timed(lambda: noop(part.dense()))
+        budget = grids.BROADCAST_MEMORY_FRACTION
+        grids.BROADCAST_MEMORY_FRACTION = 0.0
+        try:
+            shuffled = grids.compact_frames(spark, CompactGrid.build(grids.compile_acls(authorizer), principals[:2_000], resources[:5_000]))
+        finally:
+            grids.BROADCAST_MEMORY_FRACTION = budget
+        shuffled_s, _ = timed(lambda: noop(shuffled.dense()))
+        cells = 2_000 * 5_000
+        print(f"| {acl_count:,} | {len(compact.class_is_super):,} | {len(compact.base):,} | {len(compact.exception_bits):,} "
+              f"| {compact_s:.2f} s | {read_pairs / allowed_s / 1e6:.2f} M pairs/s ({read_pairs:,} in {allowed_s:.1f} s) "
+              f"| {cells / dense_s / 1e6:.2f} M cells/s | {cells / shuffled_s / 1e6:.2f} M cells/s "
+              f"| {peak_heap_mib(spark):,.0f} MiB |", flush=True)
+        principal_frame.unpersist()
+        resource_frame.unpersist()
+        del frames
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
