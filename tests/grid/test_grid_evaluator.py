@@ -67,6 +67,27 @@ def test_evaluator_matches_authorized_operations(acls, allow_everyone, super_use
     assert got.tolist() == expected(authorizer, rows)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(acls=acls, allow_everyone=st.booleans(), super_users=st.sampled_from(["", "User:admin"]))
+def test_the_grid_of_a_kafkasecurity_is_what_it_answers(acls, allow_everyone, super_users):
+    """What users run: KafkaSecurity.authorized_operations, for every row of the grid (hosts
+    written every way included), equals the compact grid compiled from that KafkaSecurity."""
+    from kafkasec import KafkaSecurity
+    from spark_udfs.spark import compile_acls
+
+    with KafkaSecurity(super_users=super_users, allow_everyone_if_no_acl_found=allow_everyone) as security:
+        results = security.create_acls(acls)
+        stored = [result.binding for result in results if result.error is None]
+        assert len(stored) == len(acls)
+        principals = sorted({(p, h) for p, h, _, _ in GRID})
+        resources = sorted({(t, n) for _, _, t, n in GRID})
+        dense = CompactGrid.build(compile_acls(security), principals, resources).dense()
+        for i, (p, h) in enumerate(principals):
+            context = RequestContext(KafkaPrincipal.parse(p), h)
+            for j, (t, n) in enumerate(resources):
+                assert dense[i, j] == operations_to_bitfield(security.authorized_operations(context, ResourcePattern(t, n)))
+
+
 def test_no_acls_at_all_follows_allow_everyone():
     for allow_everyone in (False, True):
         compiled = CompiledAcls.from_authorizer(StandardAuthorizer("", allow_everyone))
