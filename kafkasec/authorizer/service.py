@@ -34,7 +34,7 @@ def _audit_call(impl, security) -> Callable[[RequestContext, list[AuthorizationD
     the hook's, in its own order) picked once, not per request."""
     function, names = impl.function, tuple(impl.argnames)
     if names == ("security", "context", "decisions"):
-        return lambda context, decisions: function(security, context, decisions)
+        return functools.partial(function, security)  # called in C, without a Python frame of its own
     if names == ("context", "decisions"):
         return function
     return lambda context, decisions: function(
@@ -161,8 +161,12 @@ class AuthorizationService:
         """decide() for the common audited case (the standard authorizer decides, plain audit
         plugins observe), without its generality: what most audited brokers run per request."""
         decisions = self.authorizer.decide(context, actions)
-        if _asks_to_be_logged(actions):
-            self._audit(context, decisions)
+        # _asks_to_be_logged and _audit, inlined: this runs for every request of an audited broker.
+        for action in actions:
+            if action.log_if_allowed or action.log_if_denied:
+                for call in self._auditors:  # type: ignore[union-attr]  # bound only when they are plain
+                    call(context, decisions)
+                break
         return [decision.result for decision in decisions]
 
     def _authorize_through_plugins(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationResult]:

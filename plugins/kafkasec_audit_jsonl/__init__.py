@@ -17,13 +17,14 @@ import threading
 from datetime import datetime, timezone
 from time import monotonic, time
 
-from kafkasec import hookimpl
+from kafkasec import AuthorizationResult, hookimpl
 from kafkasec.settings import Setting, parse_milliseconds
 
 NAME = "audit_jsonl"
 PATH_SETTING = "kafkasec.audit.jsonl.path"
 FOLD_SETTING = "kafkasec.audit.jsonl.fold.ms"
 DEFAULT_FOLD_MS = 1000
+ALLOWED = AuthorizationResult.ALLOWED
 
 
 
@@ -31,13 +32,6 @@ def _timestamp(seconds: float) -> str:
     """ISO 8601 in UTC with milliseconds, e.g. ``2024-05-01T12:00:00.123Z``."""
     utc = datetime.fromtimestamp(seconds, timezone.utc).replace(tzinfo=None)
     return utc.isoformat(timespec="milliseconds") + "Z"
-
-
-def is_recorded(decision) -> bool:
-    """Kafka's rule: log an allowed action if it asks ``log_if_allowed``, a denied one if it
-    asks ``log_if_denied``."""
-    action = decision.action
-    return action.log_if_allowed if decision.allowed else action.log_if_denied
 
 
 def record_fields(context, decision) -> dict:
@@ -87,28 +81,28 @@ def fold_key(context, decision) -> tuple:
 class _Run:
     """Identical records seen one after another: written as one line when the run ends."""
 
-    __slots__ = ("context", "decision", "key", "fields", "started", "first_time", "last_time", "count")
+    __slots__ = ("context", "decision", "key", "fields", "started", "last_tick", "first_time", "count")
 
-    def __init__(self, context, decision, wall_time: float, started: float):
+    def __init__(self, context, decision, started: float):
         self.context, self.decision = context, decision
         self.key = fold_key(context, decision)
         self.fields = record_fields(context, decision)
-        self.started = started  # monotonic, for the fold window
-        self.first_time = self.last_time = wall_time
+        self.started = self.last_tick = started  # monotonic: the fold window, and the last repeat
+        self.first_time = time()
         self.count = 1
 
     def same(self, context, decision) -> bool:
-        """Whether the decision's record would be this run's: at once when it is the very same
-        context and decision (the standard authorizer gives a client's repeated question the
-        same decision), else by the fold key."""
-        if context is self.context and decision is self.decision:
-            return True
+        """Whether the decision's record would be this run's, by the fold key (JsonlAuditLog.record
+        first tries the very same context and decision, which a client's repeated question gets
+        from the standard authorizer)."""
         return fold_key(context, decision) == self.key
 
     def line(self) -> bytes:
+        # One clock read per repeat: the last time is the first plus the monotonic time since,
+        # which within a fold window (a second by default) is the wall clock's to the millisecond.
         record = {
             "first_time": _timestamp(self.first_time),
-            "last_time": _timestamp(self.last_time),
+            "last_time": _timestamp(self.first_time + (self.last_tick - self.started)),
             "count": self.count,
             **self.fields,
         }
@@ -116,16 +110,19 @@ class _Run:
 
 
 class JsonlAuditLog:
-    """The open log file and the run not yet written, behind one lock.
+    """The open log file and the run not yet written, behind one lock; registered as the
+    security's audit hook implementation only when the plugin is configured (an installed but
+    unconfigured plugin then costs nothing per authorization).
 
     The file is unbuffered and opened for append: each line is one ``write``, one system call
     that hands the whole line to the operating system (there is no buffer left to flush), so a
     crash of this process leaves whole lines, and other writers appending never split ours.
     """
 
-    def __init__(self, path: str, fold_ms: int):
+    def __init__(self, path: str, fold_ms: int, security=None):
         self.path = path
         self.fold = fold_ms / 1000
+        self.security = security
         try:
             self._file = open(path, "ab", buffering=0)
         except OSError as error:
@@ -133,21 +130,33 @@ class JsonlAuditLog:
         self._lock = threading.Lock()
         self._run: _Run | None = None
 
-    def record(self, context, decision) -> None:
-        """Fold the decision into the current run, or end that run and start another."""
+    @hookimpl
+    def kafkasec_audit(self, security, context, decisions) -> None:
+        """Record the decisions whose actions ask for it (Kafka's rule: an allowed action if it
+        asks ``log_if_allowed``, a denied one if it asks ``log_if_denied``): each folds into the
+        current run, or ends that run and starts another. One frame and one lock per request:
+        this runs for every request of an audited broker."""
+        if security is not self.security:  # a plugin manager shared by several instances
+            return
         with self._lock:
-            if self._file.closed:
-                raise ValueError(f"the audit log {self.path!r} is closed; a decision would be lost")
-            wall_time, tick = time(), monotonic()
-            run = self._run
-            if run is not None and tick - run.started < self.fold and run.same(context, decision):
-                run.count += 1
-                run.last_time = wall_time
-                return
-            self._end_run()
-            self._run = _Run(context, decision, wall_time, tick)
-            if not self.fold:
+            for decision in decisions:
+                action = decision.action
+                if not (action.log_if_allowed if decision.result is ALLOWED else action.log_if_denied):
+                    continue
+                if self._file.closed:
+                    raise ValueError(f"the audit log {self.path!r} is closed; a decision would be lost")
+                tick = monotonic()
+                run = self._run
+                if run is not None and tick - run.started < self.fold and (
+                    (context is run.context and decision is run.decision) or run.same(context, decision)
+                ):
+                    run.count += 1
+                    run.last_tick = tick
+                    continue
                 self._end_run()
+                self._run = _Run(context, decision, tick)
+                if not self.fold:
+                    self._end_run()
 
     def close(self) -> None:
         with self._lock:
@@ -166,31 +175,14 @@ class JsonlAuditLog:
             raise OSError(f"the audit log {self.path!r} took {written} of {len(line)} bytes of a line")
 
 
-class _Auditor:
-    """The hook implementation, registered only when the plugin is configured: an installed
-    but unconfigured plugin then costs nothing per authorization."""
-
-    def __init__(self, security, log: JsonlAuditLog):
-        self.security = security
-        self.log = log
-
-    @hookimpl
-    def kafkasec_audit(self, security, context, decisions):
-        if security is not self.security:  # a plugin manager shared by several instances
-            return
-        for decision in decisions:
-            if is_recorded(decision):
-                self.log.record(context, decision)
-
-
 @hookimpl
 def kafkasec_startup(security):
     path = security.config.get(PATH_SETTING)
     if path is None:
         return
     fold_ms = parse_milliseconds(security.config, FOLD_SETTING, DEFAULT_FOLD_MS)
-    log = security.plugin_state[NAME] = JsonlAuditLog(os.fspath(path), fold_ms)
-    security.register_plugin(_Auditor(security, log), NAME)
+    log = security.plugin_state[NAME] = JsonlAuditLog(os.fspath(path), fold_ms, security)
+    security.register_plugin(log, NAME)
 
 
 @hookimpl
