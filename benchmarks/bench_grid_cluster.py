@@ -90,6 +90,52 @@ def timed(action):
     return time.perf_counter() - start, result
 
 
+def measure(spark, acl_count: int) -> str:
+    """One row of the table: every measurement of the estate with ``acl_count`` ACLs."""
+    authorizer, principals, resources = estate(acl_count)
+    principal_frame = spark.createDataFrame(principals, "principal string, host string")
+    resource_frame = spark.createDataFrame(resources, "resource_type string, resource_name string")
+    principal_frame.cache().count()
+    resource_frame.cache().count()
+    peak_heap_mib(spark)
+
+    def compact_end_to_end():
+        frames = grids.grid(spark, authorizer, principal_frame, resource_frame, output="compact")
+        for frame in (frames.principals, frames.resources, frames.base, frames.exceptions):
+            noop(frame)
+        return frames
+
+    compact_s, frames = timed(compact_end_to_end)
+    compact = CompactGrid.build(grids.compile_acls(authorizer), principals, resources)
+    read_pairs = compact.count_allowed(1 << AclOperation.READ)
+    allowed_s, _ = timed(lambda: noop(grids.grid(spark, authorizer, principal_frame, resource_frame,
+                                                 output="allowed", operation="READ")))
+    # The same with everyone allowed to read one team's topics: 3 million more pairs.
+    authorizer.create_acls([AclBinding.of("TOPIC", "t1-", "PREFIXED", "User:*", "*", "READ", "ALLOW")])
+    broad_pairs = CompactGrid.build(grids.compile_acls(authorizer), principals, resources).count_allowed(1 << AclOperation.READ)
+    broad_s, _ = timed(lambda: noop(grids.grid(spark, authorizer, principal_frame, resource_frame,
+                                               output="allowed", operation="READ")))
+    part = grids.compact_frames(spark, CompactGrid.build(grids.compile_acls(authorizer), principals[:2_000], resources[:5_000]))
+    dense_s, _ = timed(lambda: noop(part.dense()))
+    budget = grids.BROADCAST_MEMORY_FRACTION
+    grids.BROADCAST_MEMORY_FRACTION = 0.0
+    try:
+        shuffled = grids.compact_frames(spark, CompactGrid.build(grids.compile_acls(authorizer), principals[:2_000], resources[:5_000]))
+    finally:
+        grids.BROADCAST_MEMORY_FRACTION = budget
+    shuffled_s, _ = timed(lambda: noop(shuffled.dense()))
+    cells = 2_000 * 5_000
+    row = (f"| {acl_count:,} | {len(compact.class_is_super):,} | {len(compact.base):,} | {len(compact.exception_bits):,} "
+           f"| {compact_s:.2f} s | {read_pairs / allowed_s / 1e6:.2f} M pairs/s ({read_pairs:,} in {allowed_s:.1f} s) "
+           f"| {broad_pairs / broad_s / 1e6:.2f} M pairs/s ({broad_pairs:,} in {broad_s:.1f} s) "
+           f"| {cells / dense_s / 1e6:.2f} M cells/s | {cells / shuffled_s / 1e6:.2f} M cells/s "
+           f"| {peak_heap_mib(spark):,.0f} MiB |")
+    principal_frame.unpersist()
+    resource_frame.unpersist()
+    del frames
+    return row
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--master", default="local[2]")
@@ -103,47 +149,7 @@ def main(argv=None) -> int:
           "| peak JVM heap |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for acl_count in (int(n) for n in args.acls.split(",")):
-        authorizer, principals, resources = estate(acl_count)
-        principal_frame = spark.createDataFrame(principals, "principal string, host string")
-        resource_frame = spark.createDataFrame(resources, "resource_type string, resource_name string")
-        principal_frame.cache().count()
-        resource_frame.cache().count()
-        peak_heap_mib(spark)
-
-        def compact_end_to_end():
-            frames = grids.grid(spark, authorizer, principal_frame, resource_frame, output="compact")
-            for frame in (frames.principals, frames.resources, frames.base, frames.exceptions):
-                noop(frame)
-            return frames
-
-        compact_s, frames = timed(compact_end_to_end)
-        compact = CompactGrid.build(grids.compile_acls(authorizer), principals, resources)
-        read_pairs = compact.count_allowed(1 << AclOperation.READ)
-        allowed_s, _ = timed(lambda: noop(grids.grid(spark, authorizer, principal_frame, resource_frame,
-                                                     output="allowed", operation="READ")))
-        # The same with everyone allowed to read one team's topics: 3 million more pairs.
-        authorizer.create_acls([AclBinding.of("TOPIC", "t1-", "PREFIXED", "User:*", "*", "READ", "ALLOW")])
-        broad_pairs = CompactGrid.build(grids.compile_acls(authorizer), principals, resources).count_allowed(1 << AclOperation.READ)
-        broad_s, _ = timed(lambda: noop(grids.grid(spark, authorizer, principal_frame, resource_frame,
-                                                   output="allowed", operation="READ")))
-        part = grids.compact_frames(spark, CompactGrid.build(grids.compile_acls(authorizer), principals[:2_000], resources[:5_000]))
-        dense_s, _ = timed(lambda: noop(part.dense()))
-        budget = grids.BROADCAST_MEMORY_FRACTION
-        grids.BROADCAST_MEMORY_FRACTION = 0.0
-        try:
-            shuffled = grids.compact_frames(spark, CompactGrid.build(grids.compile_acls(authorizer), principals[:2_000], resources[:5_000]))
-        finally:
-            grids.BROADCAST_MEMORY_FRACTION = budget
-        shuffled_s, _ = timed(lambda: noop(shuffled.dense()))
-        cells = 2_000 * 5_000
-        print(f"| {acl_count:,} | {len(compact.class_is_super):,} | {len(compact.base):,} | {len(compact.exception_bits):,} "
-              f"| {compact_s:.2f} s | {read_pairs / allowed_s / 1e6:.2f} M pairs/s ({read_pairs:,} in {allowed_s:.1f} s) "
-              f"| {broad_pairs / broad_s / 1e6:.2f} M pairs/s ({broad_pairs:,} in {broad_s:.1f} s) "
-              f"| {cells / dense_s / 1e6:.2f} M cells/s | {cells / shuffled_s / 1e6:.2f} M cells/s "
-              f"| {peak_heap_mib(spark):,.0f} MiB |", flush=True)
-        principal_frame.unpersist()
-        resource_frame.unpersist()
-        del frames
+        print(measure(spark, acl_count), flush=True)
     spark.stop()
     return 0
 
