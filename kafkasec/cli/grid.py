@@ -97,7 +97,8 @@ def run_grid(args) -> int:
                 listed_principals, "principal string")
             resources = _read(spark, args.resources) if args.resources else spark.createDataFrame(
                 listed_resources, "resource_type string, resource_name string")
-            progress.stage(f"evaluating {len(security.acls())} ACLs over the principals and resources")
+            count = len(security.acls())
+            progress.stage(f"evaluating {count} ACL{'' if count == 1 else 's'} over the principals and resources")
             result = grid(spark, security, principals, resources, output=args.output_type, operation=args.operation)
             if args.report:
                 from spark_udfs.report import html_report
