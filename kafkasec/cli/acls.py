@@ -46,6 +46,7 @@ from kafkasec.cli.options import (
     output_format,
     pattern_type,
     principal_argument,
+    raise_first_error,
 )
 from kafkasec.cli.output import (
     ACL_FIELDS,
@@ -430,13 +431,6 @@ def add_acls(args) -> int:
     if output != "table":
         write_records(out, ACL_FIELDS, [binding_record(binding) for binding in added], output)
     return 0
-
-
-def raise_first_error(results) -> None:
-    """create_acls and delete_acls answer errors per item: raise the first rather than drop it."""
-    for result in results:
-        if result.error is not None:
-            raise result.error
 
 
 def remove_acls(args) -> int:

@@ -12,7 +12,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from kafkasec.cli.options import UsageError
+from kafkasec.cli.options import UsageError, raise_first_error
 from kafkasec.client.settings import ClientSettings, is_client_only_setting, is_client_setting
 from kafkasec.plugins import make_plugin_manager
 from kafkasec.security import STATE_PATH, KafkaSecurity
@@ -85,6 +85,11 @@ def state_path(args, properties: dict[str, str]) -> str:
     )
 
 
+def command_properties(args) -> dict[str, str]:
+    """The --command-config file's properties (none without the option)."""
+    return read_properties(args.config) if args.config else {}
+
+
 def on_cluster(args) -> bool:
     """Whether the command line names a running cluster (--bootstrap-server) rather than a state file."""
     if getattr(args, "bootstrap_server", None) is None:
@@ -96,8 +101,7 @@ def on_cluster(args) -> bool:
 
 def open_cluster(args) -> ClusterAdmin:
     """The admin client of the cluster --bootstrap-server names, logged in as --command-config says."""
-    properties = read_properties(args.config) if args.config else {}
-    settings = ClientSettings.from_properties(properties, args.bootstrap_server)
+    settings = ClientSettings.from_properties(command_properties(args), args.bootstrap_server)
     try:
         from kafkasec.client.admin import ClusterAdmin
     except ImportError as error:
@@ -108,13 +112,13 @@ def open_cluster(args) -> ClusterAdmin:
 def cluster_security(args, admin: ClusterAdmin) -> KafkaSecurity:
     """An in-memory KafkaSecurity holding the cluster's ACLs, with the authorizer settings
     (super.users, allow.everyone.if.no.acl.found, plugins) of --command-config."""
-    properties = read_properties(args.config) if args.config else {}
-    config = {key: value for key, value in properties.items() if not is_client_setting(key)}
+    config = {key: value for key, value in command_properties(args).items() if not is_client_setting(key)}
     security = KafkaSecurity.from_config({**config, STATE_PATH: ":memory:"})
-    for result in security.create_acls(admin.acls()):
-        if result.error is not None:
-            security.close()
-            raise result.error
+    try:
+        raise_first_error(security.create_acls(admin.acls()))
+    except BaseException:
+        security.close()
+        raise
     return security
 
 
@@ -134,16 +138,16 @@ def open_security(
             raise ValueError("a command that writes reaches a cluster through open_cluster, not open_security")
         with open_cluster(args) as admin:
             return cluster_security(args, admin)
-    properties = read_properties(args.config) if args.config else {}
     # A client.properties file (Kafka's --command-config) may hold a client's settings too.
-    properties = {key: value for key, value in properties.items() if not is_client_only_setting(key)}
+    properties = {key: value for key, value in command_properties(args).items() if not is_client_only_setting(key)}
     path = ":memory:" if stateless else state_path(args, properties)
     config = {**properties, **(overrides or {}), STATE_PATH: path}
-    if not stateless and not writes:
+    reads = not stateless and not writes
+    if reads:
         # A command that only reads opens the file read-only: it works on a file it may not
         # write, and leaves nothing behind (no -wal or -shm beside the file).
         config[READ_ONLY] = "true"
-    if not stateless and not writes and "://" not in path and path != ":memory:" and not os.path.exists(path):
+    if reads and "://" not in path and path != ":memory:" and not os.path.exists(path):
         # The settings are still checked first: a misspelt one is the more useful error.
         SettingsRegistry.from_plugins(make_plugin_manager()).check(config)
         raise StateError(f"no state file at {path}: nothing to read (a command that writes, such as acls --add, creates it)")

@@ -18,8 +18,15 @@ import time
 
 from kafkasec.acl import CLUSTER_NAME, ResourceType
 from kafkasec.cli.acl_files import file_format, read_acl_file
-from kafkasec.cli.config import cluster_security, on_cluster, open_cluster, open_security, read_properties, state_path
-from kafkasec.cli.options import UsageError, global_options, operation_argument
+from kafkasec.cli.config import (
+    cluster_security,
+    command_properties,
+    on_cluster,
+    open_cluster,
+    open_security,
+    state_path,
+)
+from kafkasec.cli.options import UsageError, global_options, operation_argument, raise_first_error
 from kafkasec.cli.output_paths import check_output_directory, check_output_file
 
 OUTPUT_TYPES = ("dense", "allowed", "compact")
@@ -70,10 +77,9 @@ def run_grid(args) -> int:
         if path is not None and not os.path.exists(path):
             raise UsageError(f"no such file: {path}")
     # Checked before Spark starts, and before anything is written: Spark's overwrite deletes.
-    properties = read_properties(args.config) if args.config else {}
     keep = [path for path in (args.principals, args.resources) if path is not None]
     if not cluster:
-        keep.append(state_path(args, properties))
+        keep.append(state_path(args, command_properties(args)))
     check_output_directory(args.output, overwrite=args.overwrite, keep=keep)
     if args.report:
         check_output_file(args.report, force=args.overwrite, option="--report")
@@ -173,9 +179,7 @@ def _with(authorizer, added):
 
     after = StandardAuthorizer(authorizer.super_users, authorizer.allow_everyone_if_no_acl_found)
     bindings = [stored.binding for stored in authorizer.stored_acls()] + list(added)
-    for result in after.create_acls(list(dict.fromkeys(bindings))):
-        if result.error is not None:
-            raise result.error
+    raise_first_error(after.create_acls(list(dict.fromkeys(bindings))))
     return after
 
 

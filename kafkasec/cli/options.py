@@ -30,11 +30,19 @@ RESOURCE_TYPES = tuple(rt for rt in ResourceType if rt not in (ResourceType.UNKN
 
 
 class UsageError(Exception):
-    """The command line is wrong: one line on standard error, exit status 2."""
+    """The command line is wrong: one line on standard error, exit status 1 (as Kafka's tools)."""
 
 
 class CommandError(Exception):
     """The command ran and failed (or was declined): one line on standard error, exit status 1."""
+
+
+def raise_first_error(results) -> None:
+    """ACL, SCRAM and token changes answer errors per item (``result.error``): raise the first
+    rather than drop it."""
+    for result in results:
+        if result.error is not None:
+            raise result.error
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -17,7 +17,7 @@ import re
 import sys
 
 from kafkasec.cli.config import on_cluster, open_cluster, open_security
-from kafkasec.cli.options import OUTPUT_FORMATS, CommandError, UsageError, global_options
+from kafkasec.cli.options import OUTPUT_FORMATS, CommandError, UsageError, global_options, raise_first_error
 from kafkasec.cli.output import write_records
 from kafkasec.errors import KafkaError, KafkaErrorCode
 from kafkasec.scram.credentials import (
@@ -150,20 +150,14 @@ def alter(args) -> int:
             # One request per change, as on the state file (see ScramService.alter_each_separately):
             # a KRaft controller refuses two changes to one user in one request.
             for deletion in deletions:
-                _raise_first(admin.alter_user_scram_credentials([deletion], []))
+                raise_first_error(admin.alter_user_scram_credentials([deletion], []))
             for upsertion in upsertions:
-                _raise_first(admin.alter_user_scram_credentials([], [upsertion]))
+                raise_first_error(admin.alter_user_scram_credentials([], [upsertion]))
     else:
         with open_security(args, writes=True) as security:
             security.scram_service.alter_each_separately(deletions, upsertions)
     sys.stdout.write(f"Completed updating config for user {user}.\n")
     return 0
-
-
-def _raise_first(results) -> None:
-    for result in results:
-        if result.error is not None:
-            raise result.error
 
 
 def parse_add_config(text: str) -> dict[ScramMechanism, tuple[int, str | None]]:
