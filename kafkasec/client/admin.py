@@ -59,13 +59,14 @@ class AclDeletion:
     error: KafkaError | None = None
 
 
-def _raise_for(code: int, message: str | None = None, what: str = "") -> None:
-    if code:
-        raise KafkaError.for_code(code, message or what or None)
-
-
 def _error_of(code: int, message: str | None = None) -> KafkaError | None:
     return KafkaError.for_code(code, message or None) if code else None
+
+
+def _raise_for(code: int, message: str | None = None, what: str = "") -> None:
+    error = _error_of(code, message or what)
+    if error is not None:
+        raise error
 
 
 def _milliseconds(value) -> int:
@@ -81,6 +82,21 @@ def _binding(resource, acl) -> AclBinding:
         ResourcePattern(resource.resource_type, resource.resource_name, resource.pattern_type),
         AccessControlEntry(acl.principal, acl.host, acl.operation, acl.permission_type),
     )
+
+
+def _token(answer, renewers: Sequence[KafkaPrincipal]) -> DelegationToken:
+    """A token as CreateDelegationToken's response or a DescribeDelegationToken item carries it
+    (the requester's fields came with v3; before, the owner asked)."""
+    owner = KafkaPrincipal(answer.principal_type, answer.principal_name)
+    requester = KafkaPrincipal(
+        getattr(answer, "token_requester_principal_type", None) or owner.principal_type,
+        getattr(answer, "token_requester_principal_name", None) or owner.name,
+    )
+    info = TokenInformation(
+        answer.token_id, owner, requester, tuple(renewers),
+        _milliseconds(answer.issue_timestamp), _milliseconds(answer.expiry_timestamp), _milliseconds(answer.max_timestamp),
+    )
+    return DelegationToken(info, bytes(answer.hmac))
 
 
 def _period(milliseconds: int) -> datetime.timedelta:
@@ -257,19 +273,7 @@ class ClusterAdmin:
             **owner_fields,
         )
         _raise_for(int(response.error_code), what="CreateDelegationToken was refused")
-        info = TokenInformation(
-            response.token_id,
-            KafkaPrincipal(response.principal_type, response.principal_name),
-            KafkaPrincipal(
-                getattr(response, "token_requester_principal_type", None) or response.principal_type,
-                getattr(response, "token_requester_principal_name", None) or response.principal_name,
-            ),
-            tuple(renewers),
-            _milliseconds(response.issue_timestamp),
-            _milliseconds(response.expiry_timestamp),
-            _milliseconds(response.max_timestamp),
-        )
-        return DelegationToken(info, bytes(response.hmac))
+        return _token(response, renewers)  # the response does not repeat them
 
     def renew_delegation_token(self, hmac: bytes, renew_period_ms: int = -1) -> int:
         """Renew the token; its new expiry timestamp (ms)."""
@@ -296,21 +300,7 @@ class ClusterAdmin:
         response = self._send(ApiKey.DESCRIBE_DELEGATION_TOKEN, owners=wire_owners)
         _raise_for(int(response.error_code), what="DescribeDelegationToken was refused")
         return [
-            DelegationToken(
-                TokenInformation(
-                    token.token_id,
-                    KafkaPrincipal(token.principal_type, token.principal_name),
-                    KafkaPrincipal(
-                        getattr(token, "token_requester_principal_type", None) or token.principal_type,
-                        getattr(token, "token_requester_principal_name", None) or token.principal_name,
-                    ),
-                    tuple(KafkaPrincipal(r.principal_type, r.principal_name) for r in token.renewers),
-                    _milliseconds(token.issue_timestamp),
-                    _milliseconds(token.expiry_timestamp),
-                    _milliseconds(token.max_timestamp),
-                ),
-                bytes(token.hmac),
-            )
+            _token(token, [KafkaPrincipal(r.principal_type, r.principal_name) for r in token.renewers])
             for token in response.tokens
         ]
 
@@ -323,7 +313,8 @@ class ClusterAdmin:
 
     def groups(self) -> list[str]:
         """Every group the login may describe, from every broker (each lists those it coordinates)."""
-        response = self._send(ApiKey.METADATA, topics=None, allow_auto_topic_creation=False)
+        # An empty topic list: the brokers alone, not every topic's metadata.
+        response = self._send(ApiKey.METADATA, topics=(), allow_auto_topic_creation=False)
         brokers = [(broker.host, int(broker.port)) for broker in response.brokers]
         names: set[str] = set()
         names.update(self._run(_list_groups(self._connection)))
