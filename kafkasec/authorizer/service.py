@@ -161,12 +161,10 @@ class AuthorizationService:
         """decide() for the common audited case (the standard authorizer decides, plain audit
         plugins observe), without its generality: what most audited brokers run per request."""
         decisions = self.authorizer.decide(context, actions)
-        # _asks_to_be_logged and _audit, inlined: this runs for every request of an audited broker.
-        for action in actions:
-            if action.log_if_allowed or action.log_if_denied:
-                for call in self._auditors:  # type: ignore[union-attr]  # bound only when they are plain
-                    call(context, decisions)
-                break
+        if _asks_to_be_logged(actions):
+            # The plain auditors straight away: this method is bound only when they are plain.
+            for call in self._auditors or ():
+                call(context, decisions)
         return [decision.result for decision in decisions]
 
     def _authorize_through_plugins(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationResult]:

@@ -92,7 +92,7 @@ class _Run:
         self.count = 1
 
     def same(self, context, decision) -> bool:
-        """Whether the decision's record would be this run's, by the fold key (JsonlAuditLog.record
+        """Whether the decision's record would be this run's, by the fold key (kafkasec_audit
         first tries the very same context and decision, which a client's repeated question gets
         from the standard authorizer)."""
         return fold_key(context, decision) == self.key
