@@ -41,6 +41,7 @@ class MemoryStateStore:
         # The snapshot's maps, changed only under the write lock.
         self._maps: tuple[dict, dict, dict] = ({}, {}, {})
         self._closed = False
+        self._offset_at_wait = 0  # the offset the last wait_for_change returned at
 
     def write(self) -> _MemoryTransaction:
         if self._closed:
@@ -64,8 +65,14 @@ class MemoryStateStore:
             return StateSnapshot(self._offset, dict(acls), dict(credentials), dict(tokens))
 
     def wait_for_change(self, timeout_s: float) -> None:
+        """Return once the log has grown since the last wait returned (at once if it already
+        has), the store is closed, or ``timeout_s`` passes. Both are checked under the
+        condition's lock: a commit or a close just before the wait would otherwise notify no
+        one, and the follower would wait the whole timeout (closing took 0.5 s now and then)."""
         with self._changed:
-            self._changed.wait(timeout_s)
+            if not self._closed and self._offset == self._offset_at_wait:
+                self._changed.wait(timeout_s)
+            self._offset_at_wait = self._offset
 
     def close(self) -> None:
         self._closed = True

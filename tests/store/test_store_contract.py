@@ -152,6 +152,21 @@ def test_wait_for_change_wakes_on_another_connections_commit(backend):
     assert follower.latest_offset() == 1
 
 
+def test_a_commit_or_a_close_just_before_the_wait_is_not_missed(backend):
+    """The follower reads, then waits: what happened in between must end the wait at once, not
+    after its timeout (a memory store's close was such a lost wake-up, 0.5 s now and then)."""
+    store = backend.open()
+    store.wait_for_change(0.05)  # settle what it has seen so far
+    append(store, AccessControlEntryRecord("a1", acl("t")))
+    started = time.monotonic()
+    store.wait_for_change(5)
+    assert time.monotonic() - started < 2
+    store.close()
+    started = time.monotonic()
+    store.wait_for_change(5)
+    assert time.monotonic() - started < 1
+
+
 @pytest.mark.slow
 def test_concurrent_writers_get_gap_free_offsets(backend):
     # Two connections to one location; in memory, two threads on one store.
