@@ -165,6 +165,17 @@ class CompactGrid:
         found = self._exceptions.get((pc, rc))
         return int(self.base[rc, self.class_host[pc]]) if found is None else found
 
+    def row(self, principal_index: int) -> np.ndarray:
+        """One principal's cells across every resource (int32): ``dense()[principal_index]``
+        without the rest of the grid."""
+        pc = int(self.principal_class[principal_index])
+        if self.class_is_super[pc]:
+            return self.supported[self.resource_class].astype(np.int32)
+        per_class = self.base[:, self.class_host[pc]].astype(np.int32)
+        own = self.exception_pc == pc
+        per_class[self.exception_rc[own]] = self.exception_bits[own]
+        return per_class[self.resource_class]
+
     def dense(self) -> np.ndarray:
         """Every cell, principals x resources (int32): only for grids that fit in memory."""
         out = self.base[self.resource_class[None, :], self.host_class[:, None]].astype(np.int32)

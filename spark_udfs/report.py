@@ -109,7 +109,7 @@ def report_data(authorizer: StandardAuthorizer, principals: Sequence[tuple[str, 
     """What the page shows, as JSON-ready data: the summaries, the allowed pairs with their
     grants, and (with ``after``) the pairs the change alters."""
     summaries = audit_summaries(authorizer, principals, resources)
-    compiled = CompiledAcls.from_authorizer(authorizer)
+    compact = summaries["compact"]
     types = [ResourceType.coerce(resource_type).name for resource_type, _ in resources]
     cells: list[list[int]] = []  # [principal index, resource index, bitfield]
     grants: list[list] = []  # [cell, operation code, rule, ACL index or -1]
@@ -119,7 +119,7 @@ def report_data(authorizer: StandardAuthorizer, principals: Sequence[tuple[str, 
         if len(cells) >= max_cells:
             break
         principal, host = principals[i]
-        row = CompactGrid.build(compiled, [principals[i]], resources).dense()[0]
+        row = compact.row(i)
         allowed = np.flatnonzero(row).tolist()[: max_cells - len(cells)]
         actions = [Action(op, ResourcePattern(types[j], resources[j][1])) for j in allowed
                    for op in _OPERATIONS if row[j] & (1 << op)]
@@ -144,7 +144,7 @@ def report_data(authorizer: StandardAuthorizer, principals: Sequence[tuple[str, 
         "grants": grants,
         "acls": acls,
         "summary": {
-            "pairs": summaries["compact"].cells,
+            "pairs": compact.cells,
             "acls": len(authorizer.index),
             "most_privileged": summaries["most_privileged"],
             "readable_by_everyone": summaries["readable_by_everyone"],
@@ -153,7 +153,7 @@ def report_data(authorizer: StandardAuthorizer, principals: Sequence[tuple[str, 
         "diff": None,
     }
     if after is not None:
-        before_grid = CompactGrid.build(compiled, list(principals), list(resources)).dense()
+        before_grid = compact.dense()
         after_grid = CompactGrid.build(CompiledAcls.from_authorizer(after), list(principals), list(resources)).dense()
         changed = np.argwhere(before_grid != after_grid)[:max_cells]
         data["diff"] = [[int(i), int(j), int(before_grid[i, j]), int(after_grid[i, j])] for i, j in changed]

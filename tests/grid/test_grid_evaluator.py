@@ -159,6 +159,7 @@ def test_compact_grid_is_the_dense_grid(acls, allow_everyone, super_users):
     dense = compact.dense()
     assert (dense == want).all()
     assert compact.bits(4, 7) == want[4, 7]
+    assert all((compact.row(i) == want[i]).all() for i in range(len(want)))
     for bit in (1 << 3, 1 << 4, 1 << 8):
         assert compact.count_allowed(bit) == int(((want & bit) != 0).sum())
     # Per-class summaries agree with the dense grid.
