@@ -28,6 +28,25 @@ from spark_udfs.evaluator import CompiledAcls, string_column, supported_masks, t
 _SUPER = -2
 
 
+@attrs.frozen
+class AllowedBlocks:
+    """Where one operation is allowed, by class (see :meth:`CompactGrid.allowed_blocks`).
+
+    A cell allows it when its principal's class is super and ``super_allowed[rc]``; else when
+    the base block ``(rc, hc)`` is listed (with its bitfield) and ``(pc, rc)`` is not revoked;
+    else when ``(pc, rc)`` is granted (with the exception's bitfield)."""
+
+    base_rc: np.ndarray
+    base_hc: np.ndarray
+    base_bits: np.ndarray
+    revoked_pc: np.ndarray
+    revoked_rc: np.ndarray
+    granted_pc: np.ndarray
+    granted_rc: np.ndarray
+    granted_bits: np.ndarray
+    super_allowed: np.ndarray  # per resource class
+
+
 @attrs.frozen(eq=False, repr=False)
 class CompactGrid:
     """The grid of ``principals`` (``(principal, host)`` pairs) x ``resources`` (``(resource
@@ -187,32 +206,40 @@ class CompactGrid:
         out[super_rows] = self.supported[self.resource_class][None, :]
         return out
 
+    def allowed_blocks(self, operation_bit: int) -> AllowedBlocks:
+        """Where the operation whose bit is ``operation_bit`` (``1 << code``) is allowed, by
+        class: what :meth:`count_allowed`, :meth:`principals_allowed` and the Spark grid's
+        allowed pairs expand, never a cell."""
+        base_rc, base_hc = np.nonzero(self.base & operation_bit)
+        ordinary = ~self.class_is_super[self.exception_pc]
+        with_bit = (self.exception_bits & operation_bit) != 0
+        base_bit = (self.base[self.exception_rc, self.class_host[self.exception_pc]] & operation_bit) != 0
+        revoked = ordinary & base_bit & ~with_bit
+        granted = ordinary & with_bit & ~base_bit
+        return AllowedBlocks(
+            base_rc, base_hc, self.base[base_rc, base_hc],
+            self.exception_pc[revoked], self.exception_rc[revoked],
+            self.exception_pc[granted], self.exception_rc[granted], self.exception_bits[granted],
+            (self.supported & operation_bit) != 0,
+        )
+
     def count_allowed(self, operation_bit: int) -> int:
         """How many cells allow the operation whose bit is ``operation_bit`` (``1 << code``),
         from the class tables: no cell is materialized."""
-        principals_per_class = np.bincount(self.principal_class, minlength=len(self.class_is_super))
-        resources_per_class = np.bincount(self.resource_class, minlength=len(self.base))
-        has = (self.base & operation_bit) != 0
-        # Per host class, the resources whose base allows it; then per principal class.
-        allowed_per_host = (has * resources_per_class[:, None]).sum(axis=0)
-        total = int((principals_per_class * allowed_per_host[self.class_host])[~self.class_is_super].sum())
-        total += int(principals_per_class[self.class_is_super].sum() * resources_per_class[(self.supported & operation_bit) != 0].sum())
-        for pc, rc, bits in zip(self.exception_pc, self.exception_rc, self.exception_bits):
-            change = int((bits & operation_bit) != 0) - int(has[rc, self.class_host[pc]])
-            total += change * int(principals_per_class[pc]) * int(resources_per_class[rc])
-        return total
-
+        resources_per_class = np.bincount(self.resource_class, minlength=len(self.base)).astype(np.int64)
+        return int(self.principals_allowed(operation_bit) @ resources_per_class)
 
     def principals_allowed(self, operation_bit: int) -> np.ndarray:
         """Per resource class, how many of the grid's principals the operation is allowed to."""
-        per_class = np.bincount(self.principal_class, minlength=len(self.class_is_super))
+        blocks = self.allowed_blocks(operation_bit)
+        per_class = np.bincount(self.principal_class, minlength=len(self.class_is_super)).astype(np.int64)
         ordinary = ~self.class_is_super
         per_host = np.bincount(self.class_host[ordinary], weights=per_class[ordinary], minlength=self.base.shape[1])
-        counts = ((self.base & operation_bit) != 0).astype(np.int64) @ per_host.astype(np.int64)
-        counts += int(per_class[self.class_is_super].sum()) * ((self.supported & operation_bit) != 0)
-        base_bit = (self.base[self.exception_rc, self.class_host[self.exception_pc]] & operation_bit) != 0
-        change = ((self.exception_bits & operation_bit) != 0).astype(np.int64) - base_bit
-        np.add.at(counts, self.exception_rc, change * per_class[self.exception_pc])
+        counts = np.zeros(len(self.base), dtype=np.int64)
+        np.add.at(counts, blocks.base_rc, per_host[blocks.base_hc].astype(np.int64))
+        np.add.at(counts, blocks.granted_rc, per_class[blocks.granted_pc])
+        np.subtract.at(counts, blocks.revoked_rc, per_class[blocks.revoked_pc])
+        counts += int(per_class[self.class_is_super].sum()) * blocks.super_allowed
         return counts
 
     def grants_per_principal_class(self) -> np.ndarray:
