@@ -195,6 +195,27 @@ class CompactGrid:
         per_class[self.exception_rc[own]] = self.exception_bits[own]
         return per_class[self.resource_class]
 
+    def differences(self, other: CompactGrid, limit: int) -> list[tuple[int, int, int, int]]:
+        """The first ``limit`` cells (principal index, resource index, bitfield here, bitfield
+        in ``other``) where ``other``, a grid of the same principals and resources under other
+        ACLs, differs, principal by principal. Rows are compared once per pair of principal
+        classes, never as dense grids: a what-if over 10^9 cells needs a row's memory."""
+        if self.principals != other.principals or self.resources != other.resources:
+            raise ValueError("the grids to compare must have the same principals and resources")
+        found: list[tuple[int, int, int, int]] = []
+        rows: dict[tuple[int, int], tuple[list, list, list]] = {}
+        for i, classes in enumerate(zip(self.principal_class.tolist(), other.principal_class.tolist())):
+            changed = rows.get(classes)
+            if changed is None:
+                mine, theirs = self.row(i), other.row(i)
+                columns = np.flatnonzero(mine != theirs)
+                changed = rows[classes] = (columns.tolist(), mine[columns].tolist(), theirs[columns].tolist())
+            for j, before, after in zip(*changed):
+                if len(found) == limit:
+                    return found
+                found.append((i, j, before, after))
+        return found
+
     def dense(self) -> np.ndarray:
         """Every cell, principals x resources (int32): only for grids that fit in memory."""
         out = self.base[self.resource_class[None, :], self.host_class[:, None]].astype(np.int32)

@@ -153,10 +153,8 @@ def report_data(authorizer: StandardAuthorizer, principals: Sequence[tuple[str, 
         "diff": None,
     }
     if after is not None:
-        before_grid = compact.dense()
-        after_grid = CompactGrid.build(CompiledAcls.from_authorizer(after), list(principals), list(resources)).dense()
-        changed = np.argwhere(before_grid != after_grid)[:max_cells]
-        data["diff"] = [[int(i), int(j), int(before_grid[i, j]), int(after_grid[i, j])] for i, j in changed]
+        after_grid = CompactGrid.build(CompiledAcls.from_authorizer(after), list(principals), list(resources))
+        data["diff"] = [list(cell) for cell in compact.differences(after_grid, max_cells)]
     return {**data, "_summaries": summaries}
 
 

@@ -314,10 +314,16 @@ def with_host(principals: DataFrame) -> DataFrame:
 
 
 def distinct_pairs(principals: DataFrame, resources: DataFrame) -> tuple[list, list]:
-    """The distinct (principal, host) and (resource_type, resource_name) rows, on the driver."""
-    principal_rows = [tuple(r) for r in with_host(principals).select("principal", "host").distinct().collect()]
-    resource_rows = [tuple(r) for r in resources.select("resource_type", "resource_name").distinct().collect()]
-    return principal_rows, resource_rows
+    """The distinct (principal, host) and (resource_type, resource_name) rows, on the driver.
+    They come as Arrow batches (``toArrow``), not rows: a million principals collected as Row
+    objects outgrew a 1 GB driver JVM."""
+    return (_distinct_rows(with_host(principals), "principal", "host"),
+            _distinct_rows(resources, "resource_type", "resource_name"))
+
+
+def _distinct_rows(frame: DataFrame, *columns: str) -> list[tuple]:
+    table = frame.select(*columns).distinct().toArrow()
+    return list(zip(*(table.column(name).to_pylist() for name in columns)))
 
 
 def _grid_by_udf(spark, compiled, principals, resources, operation):

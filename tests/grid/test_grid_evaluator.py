@@ -187,3 +187,27 @@ def test_compact_grid_is_the_dense_grid(acls, allow_everyone, super_users):
     assert grants.tolist() == np.bitwise_count(want).sum(axis=1).tolist()
     # Far fewer stored values than cells: the base blocks and the exceptions.
     assert compact.base.size + len(compact.exception_bits) <= compact.cells
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(before=acls, added=acls, limit=st.integers(0, 400))
+def test_differences_are_the_dense_grids_compared_without_dense_grids(before, added, limit):
+    grids = []
+    for bindings in (before, before + added):
+        authorizer = StandardAuthorizer("User:admin")
+        authorizer.create_acls(bindings)
+        grids.append(CompactGrid.build(CompiledAcls.from_authorizer(authorizer), GRID_PRINCIPALS, GRID_RESOURCES))
+    first, second = (grid.dense() for grid in grids)
+    want = [(int(i), int(j), int(first[i, j]), int(second[i, j])) for i, j in np.argwhere(first != second)][:limit]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(CompactGrid, "dense", lambda self: pytest.fail("a what-if must not make dense grids"))
+        assert grids[0].differences(grids[1], limit) == want
+
+
+def test_differences_refuse_grids_of_other_principals():
+    authorizer = StandardAuthorizer()
+    compiled = CompiledAcls.from_authorizer(authorizer)
+    one = CompactGrid.build(compiled, GRID_PRINCIPALS, GRID_RESOURCES)
+    other = CompactGrid.build(compiled, GRID_PRINCIPALS[:3], GRID_RESOURCES)
+    with pytest.raises(ValueError, match="same principals and resources"):
+        one.differences(other, 10)

@@ -1,8 +1,9 @@
 """Grids on a standalone Spark cluster started by the test from pyspark's own scripts: a master
 and a worker on 127.0.0.1 whose Python has pyspark, py4j, numpy and pyarrow but not kafkasec.
 The grid ships what its UDF needs, the Arrow UDF answers as the authorizer does, dense grids
-are the same with broadcasts and with shuffled joins on 1 GB executors, and ``kafkasec grid
---master spark://...`` writes the grid that local mode writes."""
+are the same with broadcasts and with shuffled joins on 1 GB executors, a grid whose class
+table would not fit a 512m executor is never broadcast there, and ``kafkasec grid --master
+spark://...`` writes the grid that local mode writes."""
 
 import os
 import shutil
@@ -94,12 +95,12 @@ def standalone(tmp_path_factory):
                     process.kill()
 
 
-def driver_environment(python: Path) -> dict:
-    """Two executors of 1 GB and one core each, running the workers' Python."""
+def driver_environment(python: Path, executor_memory: str = "1g") -> dict:
+    """Two executors of ``executor_memory`` and one core each, running the workers' Python."""
     return {
         **os.environ,
         "PYSPARK_PYTHON": str(python),
-        "PYSPARK_SUBMIT_ARGS": "--conf spark.executor.memory=1g --conf spark.executor.cores=1 "
+        "PYSPARK_SUBMIT_ARGS": f"--conf spark.executor.memory={executor_memory} --conf spark.executor.cores=1 "
                                "--conf spark.cores.max=2 --conf spark.ui.enabled=false pyspark-shell",
         "SPARK_LOCAL_IP": "127.0.0.1",
     }
@@ -176,3 +177,67 @@ def test_kafkasec_grid_on_the_cluster_writes_what_local_mode_writes(standalone, 
         assert finished.returncode == 0, finished.stderr[-3000:]
         outputs[master] = sorted((target / "grid.csv").read_text().splitlines())
     assert outputs[url] == outputs["local[2]"] and len(outputs[url]) > 3
+
+
+LARGE_DRIVER = textwrap.dedent('''
+    import sys
+    import numpy as np
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+    from kafkasec import AclBinding, KafkaPrincipal, RequestContext, ResourcePattern, StandardAuthorizer
+    from kafkasec.acl import AclOperation, operations_to_bitfield
+    from spark_udfs import spark as grids
+    from spark_udfs.compact import CompactGrid
+
+    PRINCIPALS = int(sys.argv[2])
+    session = grids.local_session(sys.argv[1], "standalone-large")
+    authorizer = StandardAuthorizer("User:u7")
+    authorizer.create_acls(
+        [AclBinding.of("TOPIC", f"t-{n % 4}", "LITERAL", f"User:u{n}", "*", "READ", "ALLOW") for n in range(0, PRINCIPALS, 997)]
+        + [AclBinding.of("TOPIC", "t-", "PREFIXED", "User:*", "10.0.0.3", "DESCRIBE", "ALLOW"),
+           AclBinding.of("TOPIC", "t-2", "LITERAL", "User:u1994", "*", "READ", "DENY")])
+    names = [f"User:u{n}" for n in range(PRINCIPALS)]
+    hosts = [f"10.0.0.{n % 5}" for n in range(PRINCIPALS)]
+    principals = session.createDataFrame(pa.table({"principal": names, "host": hosts}))
+    resources = session.createDataFrame([("TOPIC", f"t-{n}") for n in range(4)], "resource_type string, resource_name string")
+
+    frames = grids.grid(session, authorizer, principals, resources, output="compact")
+    estimate = PRINCIPALS * grids.BROADCAST_BYTES_PER_ROW
+    usable = (512 - 300) * 0.6 * 2**20  # Spark's unified memory of a 512m executor
+    assert estimate > usable and estimate > grids.broadcast_budget(session), (estimate, usable)
+    assert "principals" not in frames.broadcastable, frames.broadcastable  # the real budget, not forced
+
+    compact = frames.grid
+    want = compact.dense()
+    values, counts = np.unique(want, return_counts=True)
+    counted = frames.dense().groupBy("operations").count()
+    got = {r["operations"]: r["count"] for r in counted.collect()}
+    assert got == dict(zip(values.tolist(), counts.tolist())), (got, values, counts)
+    plan = counted._jdf.queryExecution().executedPlan().toString().splitlines()
+    broadcast = [plan[i + 1] for i, line in enumerate(plan[:-1]) if "BroadcastExchange" in line]
+    assert broadcast and not any("super#" in scan or "principal#" in scan for scan in broadcast), plan
+    read = 1 << AclOperation.READ
+    assert frames.allowed("READ").count() == compact.count_allowed(read) == int(((want & read) != 0).sum())
+    sample = [f"User:u{n}" for n in (0, 1, 7, 997, 1994, 2991, PRINCIPALS - 1)]
+    cells = frames.dense().where(F.col("principal").isin(sample)).collect()
+    assert len(cells) == len(sample) * 4
+    for cell in cells:
+        expected = operations_to_bitfield(authorizer.authorized_operations(
+            RequestContext(KafkaPrincipal.parse(cell.principal), cell.host), ResourcePattern("TOPIC", cell.resource_name)))
+        assert cell.operations == expected, (cell, expected)
+    print("OK", PRINCIPALS * 4)
+''')
+
+
+def test_a_grid_larger_than_an_executor_never_broadcasts_its_principals_on_512m_executors(standalone):
+    """1.2 million principals: their class table, broadcast whole at the memory model's 128 bytes
+    a row, would exceed the whole unified memory of a 512m executor. The grid's own budget (not
+    a forced one) leaves it out of every broadcast, so it streams through the joins; the dense
+    grid and its allowed pairs come out right."""
+    url, python, directory = standalone
+    script = directory / "large_driver.py"
+    script.write_text(LARGE_DRIVER)
+    principals = 1_200_000
+    finished = subprocess.run([sys.executable, str(script), url, str(principals)], capture_output=True, text=True,
+                              timeout=900, env=driver_environment(python, "512m"), cwd=directory)
+    assert finished.returncode == 0 and f"OK {principals * 4}" in finished.stdout, finished.stderr[-4000:]
