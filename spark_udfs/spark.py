@@ -226,9 +226,9 @@ _CELL_SCHEMA = "principal string, host string, resource_type int, resource_name 
 
 
 def compact_frames(spark: SparkSession, compact: CompactGrid) -> CompactFrames:
-    """A driver-side CompactGrid as DataFrames, each handed to Spark as one Arrow table (the
-    JVM reads its columns; a million principals take a second rather than a minute of Python
-    rows)."""
+    """A driver-side CompactGrid as DataFrames, each handed to Spark as one Arrow table: the
+    JVM reads the columns, with no Python row per principal and no Python worker (the
+    benchmarks' estate of 20,000 principals and 50,000 resources: 0.1 s, against 0.3 s as rows)."""
     int32 = pa.int32()
     pc = compact.principal_class
     principals = spark.createDataFrame(pa.table({
