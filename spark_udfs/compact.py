@@ -47,6 +47,20 @@ class AllowedBlocks:
     super_allowed: np.ndarray  # per resource class
 
 
+@attrs.frozen
+class ChangedBlocks:
+    """Where two grids of the same cells differ, by joint class (see
+    :meth:`CompactGrid.changed_blocks`): cell (i, j) changes from ``before[k]`` to ``after[k]``
+    when ``(joint_pc[i], joint_rc[j]) == (jp[k], jr[k])``, and not at all otherwise."""
+
+    joint_pc: np.ndarray  # per principal
+    joint_rc: np.ndarray  # per resource
+    jp: np.ndarray
+    jr: np.ndarray
+    before: np.ndarray
+    after: np.ndarray
+
+
 @attrs.frozen(eq=False, repr=False)
 class CompactGrid:
     """The grid of ``principals`` (``(principal, host)`` pairs) x ``resources`` (``(resource
@@ -187,30 +201,61 @@ class CompactGrid:
     def row(self, principal_index: int) -> np.ndarray:
         """One principal's cells across every resource (int32): ``dense()[principal_index]``
         without the rest of the grid."""
-        pc = int(self.principal_class[principal_index])
+        return self.class_row(int(self.principal_class[principal_index]))[self.resource_class]
+
+    def class_row(self, pc: int) -> np.ndarray:
+        """The cells of principal class ``pc`` per resource class (int32)."""
         if self.class_is_super[pc]:
-            return self.supported[self.resource_class].astype(np.int32)
+            return self.supported.astype(np.int32)
         per_class = self.base[:, self.class_host[pc]].astype(np.int32)
         own = self.exception_pc == pc
         per_class[self.exception_rc[own]] = self.exception_bits[own]
-        return per_class[self.resource_class]
+        return per_class
+
+    def changed_blocks(self, other: CompactGrid) -> ChangedBlocks:
+        """Where ``other``, a grid of the same principals and resources under other ACLs,
+        differs, by joint class: a principal's joint class is the pair of its classes in both
+        grids (likewise a resource's), so every cell of a joint block changes alike. One row per
+        joint principal class, over joint resource classes: no cell, no dense grid."""
+        if self.principals != other.principals or self.resources != other.resources:
+            raise ValueError("the grids to compare must have the same principals and resources")
+        principal_pairs, joint_pc = np.unique(
+            np.stack([self.principal_class, other.principal_class], axis=1), axis=0, return_inverse=True)
+        resource_pairs, joint_rc = np.unique(
+            np.stack([self.resource_class, other.resource_class], axis=1), axis=0, return_inverse=True)
+        blocks: list[tuple[np.ndarray, ...]] = []
+        for jp, (mine, theirs) in enumerate(principal_pairs.tolist()):
+            before = self.class_row(mine)[resource_pairs[:, 0]]
+            after = other.class_row(theirs)[resource_pairs[:, 1]]
+            changed = np.flatnonzero(before != after)
+            if len(changed):
+                blocks.append((np.full(len(changed), jp), changed, before[changed], after[changed]))
+        columns = [np.concatenate(parts) for parts in zip(*blocks)] if blocks else [np.zeros(0, np.int64)] * 4
+        return ChangedBlocks(joint_pc.ravel(), joint_rc.ravel(), *columns)
 
     def differences(self, other: CompactGrid, limit: int) -> list[tuple[int, int, int, int]]:
         """The first ``limit`` cells (principal index, resource index, bitfield here, bitfield
         in ``other``) where ``other``, a grid of the same principals and resources under other
-        ACLs, differs, principal by principal. Rows are compared once per pair of principal
-        classes, never as dense grids: a what-if over 10^9 cells needs a row's memory."""
-        if self.principals != other.principals or self.resources != other.resources:
-            raise ValueError("the grids to compare must have the same principals and resources")
+        ACLs, differs, principal by principal: :meth:`changed_blocks` expanded until ``limit``
+        (a what-if over 10^9 cells needs a row's memory, not two dense grids)."""
+        changes = self.changed_blocks(other)
+        joint_classes = int(changes.joint_pc.max(initial=-1)) + 1
+        bounds = np.searchsorted(changes.jp, np.arange(joint_classes + 1))  # jp is ascending
+        lookup = np.full(int(changes.joint_rc.max(initial=-1)) + 1, -1, dtype=np.int64)
         found: list[tuple[int, int, int, int]] = []
-        rows: dict[tuple[int, int], tuple[list, list, list]] = {}
-        for i, classes in enumerate(zip(self.principal_class.tolist(), other.principal_class.tolist())):
-            changed = rows.get(classes)
-            if changed is None:
-                mine, theirs = self.row(i), other.row(i)
-                columns = np.flatnonzero(mine != theirs)
-                changed = rows[classes] = (columns.tolist(), mine[columns].tolist(), theirs[columns].tolist())
-            for j, before, after in zip(*changed):
+        rows: dict[int, tuple[list, list, list]] = {}
+        for i, jp in enumerate(changes.joint_pc.tolist()):
+            low, high = bounds[jp], bounds[jp + 1]
+            if low == high:
+                continue
+            cells = rows.get(jp)
+            if cells is None:
+                lookup[:] = -1
+                lookup[changes.jr[low:high]] = np.arange(low, high)
+                at = lookup[changes.joint_rc]
+                columns = np.flatnonzero(at >= 0)
+                cells = rows[jp] = (columns.tolist(), changes.before[at[columns]].tolist(), changes.after[at[columns]].tolist())
+            for j, before, after in zip(*cells):
                 if len(found) == limit:
                     return found
                 found.append((i, j, before, after))

@@ -366,12 +366,35 @@ def diff(spark: SparkSession, before_acls, after_acls, principals: DataFrame, re
     """What-if: the pairs whose operations change from ``before_acls`` to ``after_acls``, with
     ``before`` and ``after`` bitfields and the ``gained`` and ``lost`` operation names.
 
-    Both grids are factorized; the JVM joins their dense forms on the pair and keeps the
-    changed cells, so the cost is that of two dense grids."""
+    Both grids are factorized on the driver and compared by joint class
+    (:meth:`CompactGrid.changed_blocks`); Spark expands only the blocks that change, so the cost
+    follows the changed cells, not the grid. Class tables too large to compare on the driver
+    (past :data:`MAX_CLASS_VALUES`) fall back to joining the two dense grids."""
     keys = ["principal", "host", "resource_type", "resource_name"]
-    before = grid(spark, before_acls, principals, resources).withColumnRenamed("operations", "before")
-    after = grid(spark, after_acls, principals, resources).withColumnRenamed("operations", "after")
-    changed = before.join(after, keys).where(F.col("before") != F.col("after"))
+    principals = with_host(principals)
+    principal_rows, resource_rows = distinct_pairs(principals, resources)
+    before_grid, after_grid = (CompactGrid.build(compile_acls(acls), principal_rows, resource_rows)
+                               for acls in (before_acls, after_acls))
+    if max(g.base.size + len(g.exception_bits) for g in (before_grid, after_grid)) > MAX_CLASS_VALUES:
+        before = grid(spark, before_acls, principals, resources).withColumnRenamed("operations", "before")
+        after = grid(spark, after_acls, principals, resources).withColumnRenamed("operations", "after")
+        changed = before.join(after, keys).where(F.col("before") != F.col("after"))
+    else:
+        changes = before_grid.changed_blocks(after_grid)
+        joint_principals = spark.createDataFrame(pa.table({
+            "principal": pa.array([name for name, _host in principal_rows], pa.string()),
+            "host": pa.array([host for _name, host in principal_rows], pa.string()),
+            "jp": pa.array(changes.joint_pc, pa.int32()),
+        }))
+        joint_resources = spark.createDataFrame(pa.table({
+            "resource_type": pa.array(before_grid.resource_types, pa.int32()),
+            "resource_name": pa.array([name for _type, name in resource_rows], pa.string()),
+            "jr": pa.array(changes.joint_rc, pa.int32()),
+        }))
+        blocks = _int_frame(spark, jp=changes.jp, jr=changes.jr, before=changes.before, after=changes.after)
+        if len(changes.jp) * BROADCAST_BYTES_PER_ROW <= broadcast_budget(spark):
+            blocks = F.broadcast(blocks)
+        changed = joint_principals.join(blocks, "jp").join(joint_resources, "jr")
     gained = F.col("after").bitwiseAND(F.bitwise_not(F.col("before")))
     lost = F.col("before").bitwiseAND(F.bitwise_not(F.col("after")))
     return changed.select(*keys, "before", "after", operation_names(gained).alias("gained"),

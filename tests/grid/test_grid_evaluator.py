@@ -198,10 +198,18 @@ def test_differences_are_the_dense_grids_compared_without_dense_grids(before, ad
         authorizer.create_acls(bindings)
         grids.append(CompactGrid.build(CompiledAcls.from_authorizer(authorizer), GRID_PRINCIPALS, GRID_RESOURCES))
     first, second = (grid.dense() for grid in grids)
-    want = [(int(i), int(j), int(first[i, j]), int(second[i, j])) for i, j in np.argwhere(first != second)][:limit]
+    every = [(int(i), int(j), int(first[i, j]), int(second[i, j])) for i, j in np.argwhere(first != second)]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(CompactGrid, "dense", lambda self: pytest.fail("a what-if must not make dense grids"))
-        assert grids[0].differences(grids[1], limit) == want
+        assert grids[0].differences(grids[1], limit) == every[:limit]
+        changes = grids[0].changed_blocks(grids[1])
+    # The joint blocks, expanded by their documented rule, are exactly the changed cells.
+    expanded = {
+        (i, j, before, after)
+        for jp, jr, before, after in zip(*(a.tolist() for a in (changes.jp, changes.jr, changes.before, changes.after)))
+        for i in np.flatnonzero(changes.joint_pc == jp).tolist() for j in np.flatnonzero(changes.joint_rc == jr).tolist()
+    }
+    assert expanded == set(every)
 
 
 def test_differences_refuse_grids_of_other_principals():

@@ -172,7 +172,9 @@ def test_bad_grid_requests_are_clear_errors(spark, authorizer):
         frame.select(udf("principal", "host", "resource_type", "resource_name")).collect()
 
 
-def test_who_can_and_diff(spark, authorizer):
+def test_who_can_and_diff(spark, authorizer, monkeypatch):
+    import spark_udfs.spark as module
+
     principals = spark.createDataFrame(PRINCIPALS, "principal string, host string")
     resources = spark.createDataFrame(RESOURCES, "resource_type string, resource_name string")
     readers = {(r.principal, r.host) for r in who_can(spark, authorizer, "READ", "TOPIC", "orders-eu", principals).collect()}
@@ -181,11 +183,27 @@ def test_who_can_and_diff(spark, authorizer):
     after = StandardAuthorizer("User:admin")
     after.create_acls(ACLS + [AclBinding.of("TOPIC", "payments", "LITERAL", "User:dave", "*", "WRITE", "ALLOW")])
     after.delete_acls([ACLS[0].to_filter()])  # alice's READ on the orders- prefix
-    changes = {(r.principal, r.host, r.resource_name): (r.gained, r.lost) for r in diff(spark, authorizer, after, principals, resources).collect()}
+    def changed_cells(before, after_acls):
+        return {tuple(tuple(v) if isinstance(v, list) else v for v in r)
+                for r in diff(spark, before, after_acls, principals, resources).collect()}
+
+    by_blocks = changed_cells(authorizer, after)
+    changes = {(r[0], r[1], r[3]): (list(r[6]), list(r[7])) for r in by_blocks}
     assert changes == {
         ("User:dave", "10.0.0.1", "payments"): (["WRITE", "DESCRIBE"], []),
         ("User:alice", "10.0.0.1", "orders-eu"): ([], ["READ", "DESCRIBE"]),
     }
+    # Every changed cell, as the two dense grids joined (the fallback for huge class tables) say.
+    monkeypatch.setattr(module, "MAX_CLASS_VALUES", 0)
+    assert changed_cells(authorizer, after) == by_blocks
+    monkeypatch.undo()
+    broad = StandardAuthorizer("User:admin")
+    broad.create_acls(ACLS + [AclBinding.of("TOPIC", "*", "LITERAL", "User:*", "*", "DESCRIBE", "ALLOW")])
+    cells = {tuple(r) for r in grid(spark, authorizer, principals, resources).collect()}
+    broad_cells = {tuple(r)[:4]: r[4] for r in grid(spark, broad, principals, resources).collect()}
+    want = {cell[:4] + (cell[4], broad_cells[cell[:4]]) for cell in cells if cell[4] != broad_cells[cell[:4]]}
+    got = {cell[:6] for cell in changed_cells(authorizer, broad)}
+    assert got == want and len(want) > 5
 
 
 def test_kafkasec_grid_command_reads_csv_and_writes_parquet_and_csv(spark, tmp_path, capsys):
