@@ -26,7 +26,13 @@ from kafkasec.cli.config import (
     open_security,
     state_path,
 )
-from kafkasec.cli.options import UsageError, global_options, operation_argument, raise_first_error
+from kafkasec.cli.options import (
+    UsageError,
+    global_options,
+    operation_argument,
+    positive_int_argument,
+    raise_first_error,
+)
 from kafkasec.cli.output_paths import check_output_directory, check_output_file
 
 OUTPUT_TYPES = ("dense", "allowed", "compact")
@@ -58,6 +64,9 @@ def register(commands) -> None:
                         "(default: on when standard error is a terminal)")
     parser.add_argument("--report", metavar="FILE",
                         help="also write the audit report: one HTML page to search, filter and drill into")
+    parser.add_argument("--report-max-cells", type=positive_int_argument, metavar="N",
+                        help="with --report: the allowed pairs (and what-if changes) the page carries at most, "
+                        "the most-privileged principals' first (default 50000)")
     parser.add_argument("--what-if", metavar="ACL_FILE",
                         help="with --report: the ACLs of this file (as acls import reads it) added, shown beside today's")
     parser.add_argument("--overwrite", action="store_true",
@@ -85,6 +94,8 @@ def run_grid(args) -> int:
         check_output_file(args.report, force=args.overwrite, option="--report")
     if args.what_if is not None and not args.report:
         raise UsageError("--what-if shows a change in the --report: give --report FILE")
+    if args.report_max_cells is not None and not args.report:
+        raise UsageError("--report-max-cells sizes the --report: give --report FILE")
     added = read_acl_file(args.what_if, file_format(None, args.what_if)) if args.what_if else None
     try:
         from pyspark.sql import SparkSession
@@ -107,10 +118,11 @@ def run_grid(args) -> int:
             progress.stage(f"evaluating {count} ACL{'' if count == 1 else 's'} over the principals and resources")
             result = grid(spark, security, principals, resources, output=args.output_type, operation=args.operation)
             if args.report:
-                from spark_udfs.report import html_report
+                from spark_udfs.report import MAX_REPORT_CELLS, html_report
 
                 html_report(security.authorizer, *distinct_pairs(principals, resources), args.report,
-                            after=None if added is None else _with(security.authorizer, added))
+                            after=None if added is None else _with(security.authorizer, added),
+                            max_cells=args.report_max_cells or MAX_REPORT_CELLS)
                 print(f"wrote the audit report to {args.report}")
         if args.output_type == "compact":
             frames = {name: getattr(result, name) for name in ("principals", "resources", "base", "exceptions")}

@@ -91,6 +91,19 @@ principal_argument = _converter(lambda text: str(KafkaPrincipal.parse(text.strip
 client_host_argument = _converter(java_host_address)
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise ValueError(f"must be at least 1, not {value}")
+    return value
+
+
+positive_int_argument = _converter(_positive_int)
+
+
 def pattern_type(args) -> PatternType:
     """--resource-pattern-type, LITERAL when not given (kafka-acls.sh's default)."""
     return args.resource_pattern_type or PatternType.LITERAL

@@ -245,6 +245,12 @@ def test_kafkasec_grid_command_reads_csv_and_writes_parquet_and_csv(spark, tmp_p
     data = json.loads(page.split('<script id="data" type="application/json">')[1].split("</script>")[0])
     changed = {(data["principals"][i][0], data["resources"][j][1]) for i, j, _, _ in data["diff"]}
     assert changed == {("User:dave", "payments")}
+    assert not data["truncated"] and len(data["cells"]) > 2
+    assert main(common + ["--output", str(tmp_path / "capped"), "--report", str(tmp_path / "capped.html"),
+                          "--report-max-cells", "2"]) == 0
+    page = (tmp_path / "capped.html").read_text(encoding="utf-8")
+    capped = json.loads(page.split('<script id="data" type="application/json">')[1].split("</script>")[0])
+    assert capped["truncated"] and capped["cells"] == data["cells"][:2]
     assert sorted(os.listdir(tmp_path / "compact")) == ["base", "exceptions", "principals", "resources"]
     captured = capsys.readouterr()
     assert "wrote the compact grid" in captured.out
