@@ -49,6 +49,7 @@ def audit_summaries(authorizer: StandardAuthorizer, principals: Sequence[tuple[s
                 if int(compact.resource_types[j]) == ResourceType.TOPIC]
     return {
         "compact": compact,
+        "grants": grants,
         "principal_order": order,
         "most_privileged": most_privileged,
         "readable_by_everyone": sorted(readable),
@@ -115,12 +116,18 @@ def report_data(authorizer: StandardAuthorizer, principals: Sequence[tuple[str, 
     grants: list[list] = []  # [cell, operation code, rule, ACL index or -1]
     acls: list[list[str]] = []  # [id, source, text]
     acl_index: dict[str, int] = {}
-    for i in summaries["principal_order"].tolist():
+    truncated = False
+    for i in summaries["principal_order"].tolist():  # most grants first: the rest have no more
+        if summaries["grants"][i] == 0:
+            break
         if len(cells) >= max_cells:
+            truncated = True  # this principal's pairs, at least, are left out
             break
         principal, host = principals[i]
         row = compact.row(i)
-        allowed = np.flatnonzero(row).tolist()[: max_cells - len(cells)]
+        allowed = np.flatnonzero(row).tolist()
+        if len(allowed) > max_cells - len(cells):
+            truncated, allowed = True, allowed[: max_cells - len(cells)]
         actions = [Action(op, ResourcePattern(types[j], resources[j][1])) for j in allowed
                    for op in _OPERATIONS if row[j] & (1 << op)]
         decisions = iter(authorizer.decide(RequestContext.for_principal(principal, host), actions))
@@ -140,7 +147,7 @@ def report_data(authorizer: StandardAuthorizer, principals: Sequence[tuple[str, 
         "principals": [list(p) for p in principals],
         "resources": [[t, name] for t, (_, name) in zip(types, resources)],
         "cells": cells,
-        "truncated": len(cells) >= max_cells,
+        "truncated": truncated,
         "grants": grants,
         "acls": acls,
         "summary": {

@@ -67,8 +67,13 @@ def test_the_reports_data_agrees_with_the_authorizer_and_names_each_grants_acl()
             assert (acl_id, source, text) == (decision.rule.acl.acl_id, "store", acl_text(stored[acl_id].binding))
         else:
             assert rule == "super_user"
+    assert not data["truncated"]
     capped = report_data(reference, PRINCIPALS, RESOURCES, max_cells=2)
     assert len(capped["cells"]) == 2 and capped["truncated"]
+    # A cap exactly at the number of allowed pairs leaves nothing out, and says so.
+    exact = report_data(reference, PRINCIPALS, RESOURCES, max_cells=len(data["cells"]))
+    assert sorted(exact["cells"]) == sorted(data["cells"]) and not exact["truncated"]
+    assert report_data(reference, PRINCIPALS, RESOURCES, max_cells=len(data["cells"]) - 1)["truncated"]
 
 
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
