@@ -166,9 +166,7 @@ class ClusterAdmin:
         """Create each binding (CreateAcls); one result per binding, with its error if refused."""
         if not bindings:
             return []
-        creation_type = wire.item_type(
-            wire.request_schema(ApiKey.CREATE_ACLS, self._connection.version_for(ApiKey.CREATE_ACLS)), "creations"
-        )
+        creation_type = wire.item_type(self._connection.request_schema(ApiKey.CREATE_ACLS), "creations")
         creations = tuple(
             wire.build(creation_type, **binding_fields(binding, pattern_type_field="resource_pattern_type"))
             for binding in bindings
@@ -183,9 +181,7 @@ class ClusterAdmin:
         """Delete what each filter matches (DeleteAcls); one result per filter."""
         if not filters:
             return []
-        filter_type = wire.item_type(
-            wire.request_schema(ApiKey.DELETE_ACLS, self._connection.version_for(ApiKey.DELETE_ACLS)), "filters"
-        )
+        filter_type = wire.item_type(self._connection.request_schema(ApiKey.DELETE_ACLS), "filters")
         wire_filters = tuple(wire.build(filter_type, **filter_fields(acl_filter)) for acl_filter in filters)
         response = self._send(ApiKey.DELETE_ACLS, filters=wire_filters)
         deletions = []
@@ -199,9 +195,7 @@ class ClusterAdmin:
     def describe_user_scram_credentials(self, users: Iterable[str] | None = None) -> DescribeUserScramCredentialsResult:
         """Each user's mechanisms and iterations (every user's when ``users`` is empty or None)."""
         names = list(users or ())
-        request_type = wire.request_schema(
-            ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, self._connection.version_for(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS)
-        )
+        request_type = self._connection.request_schema(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS)
         user_type = wire.item_type(request_type, "users")
         response = self._send(
             ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS,
@@ -228,9 +222,7 @@ class ClusterAdmin:
     ) -> list[AlterUserScramCredentialsResult]:
         """One AlterUserScramCredentials request; the password of each upsertion is salted here,
         as Kafka's admin client does, so that only the salted password travels."""
-        request_type = wire.request_schema(
-            ApiKey.ALTER_USER_SCRAM_CREDENTIALS, self._connection.version_for(ApiKey.ALTER_USER_SCRAM_CREDENTIALS)
-        )
+        request_type = self._connection.request_schema(ApiKey.ALTER_USER_SCRAM_CREDENTIALS)
         deletion_type, upsertion_type = wire.item_type(request_type, "deletions"), wire.item_type(request_type, "upsertions")
         wire_upsertions = []
         for upsertion in upsertions:
@@ -259,9 +251,7 @@ class ClusterAdmin:
         self, owner: KafkaPrincipal | None = None, renewers: Sequence[KafkaPrincipal] = (), max_lifetime_ms: int = -1
     ) -> DelegationToken:
         """A new token for ``owner`` (None: the logged-in principal, as Kafka's tool does)."""
-        request_type = wire.request_schema(
-            ApiKey.CREATE_DELEGATION_TOKEN, self._connection.version_for(ApiKey.CREATE_DELEGATION_TOKEN)
-        )
+        request_type = self._connection.request_schema(ApiKey.CREATE_DELEGATION_TOKEN)
         if owner is not None and not wire.has_field(request_type, "owner_principal_name"):
             raise UnsupportedVersionError("this broker cannot create tokens for another owner (CreateDelegationToken v3)")
         renewer_type = wire.item_type(request_type, "renewers")
@@ -289,9 +279,7 @@ class ClusterAdmin:
 
     def describe_delegation_tokens(self, owners: Sequence[KafkaPrincipal] | None = None) -> list[DelegationToken]:
         """The tokens of ``owners`` (None or empty: every token) that the login may see."""
-        request_type = wire.request_schema(
-            ApiKey.DESCRIBE_DELEGATION_TOKEN, self._connection.version_for(ApiKey.DESCRIBE_DELEGATION_TOKEN)
-        )
+        request_type = self._connection.request_schema(ApiKey.DESCRIBE_DELEGATION_TOKEN)
         owner_type = wire.item_type(request_type, "owners")
         wire_owners = (
             tuple(wire.build(owner_type, principal_type=o.principal_type, principal_name=o.name) for o in owners)

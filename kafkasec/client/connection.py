@@ -135,9 +135,14 @@ class KafkaConnection:
             )
         return version
 
+    def request_schema(self, api_key: int):
+        """kio's request class of ``api_key`` at :meth:`version_for`: what :meth:`send` builds, and
+        where a caller finds the item types of its arrays."""
+        return wire.request_schema(api_key, self.version_for(api_key))
+
     async def send(self, api_key: int, **values):
         """A request of ``api_key`` with ``values`` (see :func:`wire.build`) at :meth:`version_for`; its response."""
-        return await self.request(wire.build(wire.request_schema(api_key, self.version_for(api_key)), **values))
+        return await self.request(wire.build(self.request_schema(api_key), **values))
 
     async def login(self, mechanism: str, username: str, password: str, *, token_auth: bool = False) -> None:
         """A SCRAM or PLAIN login with a user's password or, with ``token_auth``, a delegation
