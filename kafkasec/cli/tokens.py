@@ -153,9 +153,10 @@ def chosen_action(args) -> str:
         raise UsageError(f"--{action} needs --hmac")
     if action == "create" and len(getattr(args, "owner_principal", None) or []) > 1:
         raise UsageError("--create takes at most one --owner-principal")
-    if getattr(args, "bootstrap_server", None) is not None and getattr(args, "principal", None) is not None:
+    cluster = on_cluster(args)
+    if cluster and getattr(args, "principal", None) is not None:
         raise UsageError("--principal is for the state file: on a cluster the login of --command-config acts")
-    if (action == "create" and getattr(args, "bootstrap_server", None) is None
+    if (action == "create" and not cluster
             and not (getattr(args, "owner_principal", None) or getattr(args, "principal", None))):
         raise UsageError("--create needs --owner-principal or --principal (or --bootstrap-server, where the login owns it)")
     if action in ("renew", "expire"):
