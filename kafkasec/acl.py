@@ -107,6 +107,8 @@ SUPPORTED_OPERATIONS: dict[ResourceType, frozenset[AclOperation]] = {
 }
 
 _NOT_IN_BITFIELDS = frozenset({AclOperation.UNKNOWN, AclOperation.ANY, AclOperation.ALL})
+BITFIELD_OPERATIONS = tuple(op for op in AclOperation if op not in _NOT_IN_BITFIELDS)
+"""The operations a KIP-430 bitfield can hold (every concrete one), in code order."""
 
 
 def supported_operations(resource_type: ResourceType | str | int) -> frozenset[AclOperation]:
@@ -136,9 +138,7 @@ def bitfield_to_operations(bits: int) -> frozenset[AclOperation]:
     """
     if not isinstance(bits, int) or isinstance(bits, bool):
         raise TypeError(f"bitfield must be an int, not {type(bits).__name__}")
-    return frozenset(
-        op for op in AclOperation if op not in _NOT_IN_BITFIELDS and bits & (1 << op)
-    )
+    return frozenset(op for op in BITFIELD_OPERATIONS if bits & (1 << op))
 
 
 def _principal_string(value: object) -> str:

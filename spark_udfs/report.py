@@ -26,7 +26,14 @@ from typing import Sequence
 
 import numpy as np
 
-from kafkasec.acl import AclOperation, AclPermissionType, PatternType, ResourcePattern, ResourceType
+from kafkasec.acl import (
+    BITFIELD_OPERATIONS,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePattern,
+    ResourceType,
+)
 from kafkasec.authorizer.decision import acl_text
 from kafkasec.authorizer.standard import StandardAuthorizer
 from kafkasec.context import Action, RequestContext
@@ -49,7 +56,7 @@ def audit_summaries(authorizer: StandardAuthorizer, principals: Sequence[tuple[s
                 if int(compact.resource_types[j]) == ResourceType.TOPIC]
     return {
         "compact": compact,
-        "grants": grants,
+        "grant_counts": grants,  # per principal: its (resource, operation) grants
         "principal_order": order,
         "most_privileged": most_privileged,
         "readable_by_everyone": sorted(readable),
@@ -100,7 +107,6 @@ def shadowed_grants(authorizer: StandardAuthorizer, compiled: CompiledAcls, comp
 MAX_REPORT_CELLS = 50_000
 """The allowed pairs the explorer carries at most (the most-privileged principals' first): each
 costs the page about 40 bytes and a few decisions to explain."""
-_OPERATIONS = [op for op in AclOperation if op not in (AclOperation.UNKNOWN, AclOperation.ANY, AclOperation.ALL)]
 _SCRIPT = Path(__file__).with_name("report.js")
 
 
@@ -118,7 +124,7 @@ def report_data(authorizer: StandardAuthorizer, principals: Sequence[tuple[str, 
     acl_index: dict[str, int] = {}
     truncated = False
     for i in summaries["principal_order"].tolist():  # most grants first: the rest have no more
-        if summaries["grants"][i] == 0:
+        if summaries["grant_counts"][i] == 0:
             break
         if len(cells) >= max_cells:
             truncated = True  # this principal's pairs, at least, are left out
@@ -129,11 +135,11 @@ def report_data(authorizer: StandardAuthorizer, principals: Sequence[tuple[str, 
         if len(allowed) > max_cells - len(cells):
             truncated, allowed = True, allowed[: max_cells - len(cells)]
         actions = [Action(op, ResourcePattern(types[j], resources[j][1])) for j in allowed
-                   for op in _OPERATIONS if row[j] & (1 << op)]
+                   for op in BITFIELD_OPERATIONS if row[j] & (1 << op)]
         decisions = iter(authorizer.decide(RequestContext.for_principal(principal, host), actions))
         for j in allowed:
             cells.append([i, j, int(row[j])])
-            for op in _OPERATIONS:
+            for op in BITFIELD_OPERATIONS:
                 if row[j] & (1 << op):
                     rule = next(decisions).rule
                     acl = -1
@@ -143,7 +149,7 @@ def report_data(authorizer: StandardAuthorizer, principals: Sequence[tuple[str, 
                             acls.append([rule.acl.acl_id, rule.acl.source, acl_text(rule.acl.binding)])
                     grants.append([len(cells) - 1, int(op), rule.kind.value, acl])
     data = {
-        "operations": {str(int(op)): op.name for op in _OPERATIONS},
+        "operations": {str(int(op)): op.name for op in BITFIELD_OPERATIONS},
         "principals": [list(p) for p in principals],
         "resources": [[t, name] for t, (_, name) in zip(types, resources)],
         "cells": cells,

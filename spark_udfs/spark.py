@@ -18,7 +18,7 @@ from pyspark.sql import Column, DataFrame, SparkSession, functions as F
 from pyspark.sql.functions import arrow_udf
 from pyspark.sql.types import IntegerType
 
-from kafkasec.acl import AclBinding, AclOperation, ResourceType
+from kafkasec.acl import BITFIELD_OPERATIONS, AclBinding, AclOperation, ResourceType
 from kafkasec.authorizer.standard import StandardAuthorizer
 from spark_udfs import shipping
 from spark_udfs.compact import CompactGrid
@@ -26,7 +26,6 @@ from spark_udfs.evaluator import CompiledAcls
 
 ARROW_BATCH_ROWS = 100_000
 OUTPUTS = ("dense", "allowed", "compact")
-_OPERATIONS = [op for op in AclOperation if op not in (AclOperation.UNKNOWN, AclOperation.ANY, AclOperation.ALL)]
 
 
 def local_session(master: str = "local[*]", app_name: str = "kafkasec-grid", *, progress: bool = False) -> SparkSession:
@@ -99,7 +98,7 @@ def operation_names(bitfield: Column | str) -> Column:
     """The names of the operations in a bitfield column, as an array (in code order)."""
     column = F.col(bitfield) if isinstance(bitfield, str) else bitfield
     return F.array_compact(F.array(*[
-        F.when(column.bitwiseAND(F.lit(1 << op)) != 0, F.lit(op.name)) for op in _OPERATIONS
+        F.when(column.bitwiseAND(F.lit(1 << op)) != 0, F.lit(op.name)) for op in BITFIELD_OPERATIONS
     ]))
 
 
@@ -343,7 +342,7 @@ def _grid_by_udf(spark, compiled, principals, resources, operation):
 
 def _operation(operation) -> AclOperation:
     operation = AclOperation.coerce(operation)
-    if operation not in _OPERATIONS:
+    if operation not in BITFIELD_OPERATIONS:
         raise ValueError(f"{operation.name} is a filter value, not an operation a pair can be allowed")
     return operation
 
