@@ -16,7 +16,7 @@ import shutil
 import sys
 import time
 
-from kafkasec.acl import CLUSTER_NAME, ResourceType
+from kafkasec.acl import CLUSTER_NAME, WILDCARD_PRINCIPAL, ResourceType
 from kafkasec.cli.acl_files import file_format, read_acl_file
 from kafkasec.cli.config import (
     cluster_security,
@@ -208,7 +208,7 @@ def _grid_security(args):
         resources += [(ResourceType.GROUP.name, group) for group in admin.groups()]
         resources.append((ResourceType.CLUSTER.name, CLUSTER_NAME))
     with security:
-        principals = sorted({binding.entry.principal for binding in security.acls()} - {"User:*"})
+        principals = sorted({binding.entry.principal for binding in security.acls()} - {WILDCARD_PRINCIPAL})
         yield security, [(principal,) for principal in principals], resources
 
 
