@@ -23,7 +23,7 @@ from typing import Sequence
 import attrs
 import numpy as np
 
-from spark_udfs.evaluator import CompiledAcls, string_column, supported_masks, type_codes
+from spark_udfs.evaluator import CompiledAcls, ranges, string_column, supported_masks, type_codes
 
 _SUPER = -2
 
@@ -289,6 +289,14 @@ class CompactGrid:
             (self.supported & operation_bit) != 0,
         )
 
+    def principals_of(self, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every principal of each principal class in ``classes``, as ``(which, principal)``:
+        principal index ``principal[k]`` belongs to class ``classes[which[k]]``."""
+        order = np.argsort(self.principal_class, kind="stable")
+        bounds = np.searchsorted(self.principal_class[order], np.arange(len(self.class_is_super) + 1))
+        which, at = ranges(bounds[classes], bounds[classes + 1] - bounds[classes])
+        return which, order[at]
+
     def count_allowed(self, operation_bit: int) -> int:
         """How many cells allow the operation whose bit is ``operation_bit`` (``1 << code``),
         from the class tables: no cell is materialized."""
@@ -322,11 +330,8 @@ class CompactGrid:
 
 def classes_by_pattern(representative, class_ptr, class_patterns):
     """A function from pattern ids to the (distinct, sorted) resource classes containing them."""
-    counts = class_ptr[representative + 1] - class_ptr[representative]
-    rc = np.repeat(np.arange(len(representative)), counts)
-    starts = np.repeat(class_ptr[representative], counts)
-    offsets = np.arange(len(rc)) - np.repeat(np.cumsum(counts) - counts, counts)
-    patterns = class_patterns[starts + offsets] if len(rc) else np.zeros(0, dtype=np.int64)
+    rc, at = ranges(class_ptr[representative], class_ptr[representative + 1] - class_ptr[representative])
+    patterns = class_patterns[at] if len(rc) else np.zeros(0, dtype=np.int64)
     order = np.argsort(patterns, kind="stable")
     patterns, rc = patterns[order], rc[order]
 

@@ -51,6 +51,14 @@ _SUPPORTED = {
 }
 
 
+def ranges(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ranges ``[starts[i], starts[i] + counts[i])`` laid end to end, as two arrays: for each
+    element, the ``i`` of its range and its value (CSR rows expanded without a Python loop)."""
+    which = np.repeat(np.arange(len(counts)), counts)
+    offsets = np.arange(len(which)) - np.repeat(np.cumsum(counts) - counts, counts)
+    return which, np.repeat(starts, counts) + offsets
+
+
 class CompiledAcls:
     """An ACL index, super users and ``allow.everyone.if.no.acl.found``, compiled for numpy.
 
@@ -135,10 +143,9 @@ class CompiledAcls:
         ``class_ptr``/``class_patterns`` of pattern ids (as :meth:`classify` makes them)."""
         rows = len(principal_ids)
         counts = class_ptr[resource_ids + 1] - class_ptr[resource_ids]
-        total = int(counts.sum())
-        row_of = np.repeat(np.arange(rows), counts)
         starts = np.cumsum(counts) - counts
-        positions = np.repeat(class_ptr[resource_ids], counts) + (np.arange(total) - np.repeat(starts, counts))
+        row_of, positions = ranges(class_ptr[resource_ids], counts)
+        total = len(row_of)
         patterns = class_patterns[positions]
         allow = np.zeros(total, dtype=np.int64)
         deny = np.zeros(total, dtype=np.int64)

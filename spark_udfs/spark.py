@@ -8,6 +8,7 @@ workers), so a batch costs only the vectorized evaluation. Arrow batches of 100,
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
@@ -21,7 +22,7 @@ from pyspark.sql.types import IntegerType
 from kafkasec.acl import BITFIELD_OPERATIONS, AclBinding, AclOperation, ResourceType
 from kafkasec.authorizer.standard import StandardAuthorizer
 from spark_udfs import shipping
-from spark_udfs.compact import CompactGrid
+from spark_udfs.compact import AllowedBlocks, CompactGrid
 from spark_udfs.evaluator import CompiledAcls
 
 ARROW_BATCH_ROWS = 100_000
@@ -191,18 +192,16 @@ class CompactFrames:
         bit = 1 << _operation(operation)
         blocks = self.grid.allowed_blocks(bit)
         spark = self.principals.sparkSession
-        ordinary = self.principals.where(~F.col("super"))
         parts = []
         if len(blocks.base_rc):
             base = _int_frame(spark, rc=blocks.base_rc, hc=blocks.base_hc, operations=blocks.base_bits)
-            from_base = self.resources.join(self._small("base", base), "rc").join(ordinary, "hc")
+            from_base = self.resources.join(self._small("base", base), "rc").join(self._ordinary(), "hc")
             if len(blocks.revoked_pc):
                 revoked = _int_frame(spark, pc=blocks.revoked_pc, rc=blocks.revoked_rc)
                 from_base = from_base.join(self._small("exceptions", revoked), ["pc", "rc"], "left_anti")
             parts.append(from_base)
         if len(blocks.granted_pc):
-            granted = _int_frame(spark, pc=blocks.granted_pc, rc=blocks.granted_rc, operations=blocks.granted_bits)
-            parts.append(ordinary.join(self._small("exceptions", granted), "pc").join(self.resources, "rc"))
+            parts.append(self._granted_cells(blocks))
         if self.grid.class_is_super.any() and blocks.super_allowed.any():
             parts.append(self.principals.where(F.col("super")).crossJoin(
                 self.resources.where(F.col("supported").bitwiseAND(F.lit(bit)) != 0)
@@ -213,6 +212,43 @@ class CompactFrames:
         for part in parts[1:]:
             cells = cells.unionByName(part.select(*_CELL_COLUMNS))
         return cells
+
+    def _granted_cells(self, blocks: AllowedBlocks) -> DataFrame:
+        """The cells of the granting exceptions. When few enough (GRANTS_IN_PLAN_BYTES), they
+        travel inside the query plan as one constant, a map from resource class to the
+        principals it grants, which each resource looks up and explodes: one stage, no exchange,
+        no join, so a grid's few hundred thousand allowed pairs cost Spark one query, not three.
+        Else principals, exceptions and resources are joined, each table within the frames'
+        broadcast budget."""
+        which, principal = self.grid.principals_of(blocks.granted_pc)
+        if len(which) * _SMALLEST_GRANT_JSON <= GRANTS_IN_PLAN_BYTES:
+            by_class: dict[str, list[dict]] = {}
+            for rc, index, bits in zip(blocks.granted_rc[which].tolist(), principal.tolist(),
+                                       blocks.granted_bits[which].tolist()):
+                name, host = self.grid.principals[index]
+                by_class.setdefault(str(rc), []).append({"principal": name, "host": host, "operations": bits})
+            text = json.dumps(by_class, separators=(",", ":"))
+            if len(text) <= GRANTS_IN_PLAN_BYTES:
+                # from_json of a literal is folded to a constant when the query is optimized;
+                # FAILFAST: a pair the parser dropped would be a grant silently missing.
+                by_rc = F.from_json(F.lit(text), _GRANTS_BY_CLASS, {"mode": "FAILFAST"})
+                return self.resources.select("resource_type", "resource_name", F.inline(by_rc[F.col("rc").cast("string")]))
+        granted = _int_frame(self.principals.sparkSession, pc=blocks.granted_pc, rc=blocks.granted_rc,
+                             operations=blocks.granted_bits)
+        return self._ordinary().join(self._small("exceptions", granted), "pc").join(self.resources, "rc")
+
+    def _ordinary(self) -> DataFrame:
+        """The principals that are not super users."""
+        return self.principals.where(~F.col("super"))
+
+
+GRANTS_IN_PLAN_BYTES = 1 << 20
+"""The largest constant (its JSON text) in which allowed() carries granting exceptions inside
+the query plan (see CompactFrames._granted_cells). Every task holds a parsed copy, measured at
+3.4 times the text (about 250 bytes a pair): at most 3.5 MB a task."""
+
+_GRANTS_BY_CLASS = "map<string, array<struct<principal: string, host: string, operations: int>>>"
+_SMALLEST_GRANT_JSON = len(json.dumps({"principal": "", "host": "", "operations": 0}, separators=(",", ":")))
 
 
 def _int_frame(spark: SparkSession, **columns: np.ndarray) -> DataFrame:

@@ -187,6 +187,11 @@ def test_compact_grid_is_the_dense_grid(acls, allow_everyone, super_users):
     assert grants.tolist() == np.bitwise_count(want).sum(axis=1).tolist()
     # Far fewer stored values than cells: the base blocks and the exceptions.
     assert compact.base.size + len(compact.exception_bits) <= compact.cells
+    # principals_of lists each asked class's principals, in the order the classes were asked.
+    classes = np.array([pc for pc in range(len(compact.class_is_super)) for _ in range(pc % 3)], dtype=np.int64)[::-1]
+    which, principal = compact.principals_of(classes)
+    assert [(int(classes[w]), p) for w, p in zip(which.tolist(), principal.tolist())] == [
+        (int(pc), i) for pc in classes for i in np.flatnonzero(compact.principal_class == pc).tolist()]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -111,14 +111,38 @@ def test_factorized_and_pair_by_pair_grids_agree(spark, authorizer, monkeypatch)
     compact = grid(spark, authorizer, principals, resources, output="compact")
     assert {tuple(r) for r in compact.dense().collect()} == cells
     assert compact.base.count() < len(cells)
-    for operation in ("READ", "WRITE", "DESCRIBE", "ALTER_CONFIGS"):
-        bit = 1 << int(AclOperation.coerce(operation))
-        allowed = {tuple(r) for r in compact.allowed(operation).collect()}
-        assert allowed == {cell for cell in cells if cell[4] & bit}, operation
+    for in_plan in (module.GRANTS_IN_PLAN_BYTES, 0):  # granting exceptions as a constant, then joined
+        monkeypatch.setattr(module, "GRANTS_IN_PLAN_BYTES", in_plan)
+        for operation in ("READ", "WRITE", "DESCRIBE", "ALTER_CONFIGS"):
+            bit = 1 << int(AclOperation.coerce(operation))
+            allowed = {tuple(r) for r in compact.allowed(operation).collect()}
+            assert allowed == {cell for cell in cells if cell[4] & bit}, (operation, in_plan)
     monkeypatch.setattr(module, "MAX_CLASS_VALUES", 0)  # too large: the Arrow UDF path
     assert {tuple(r) for r in grid(spark, authorizer, principals, resources).collect()} == cells
     by_udf = {tuple(r) for r in grid(spark, authorizer, principals, resources, output="allowed", operation="READ").collect()}
     assert by_udf == {cell for cell in cells if cell[4] & (1 << 3)}
+
+
+def test_allowed_pairs_keep_names_that_need_escaping(spark, monkeypatch):
+    """Granting exceptions can travel inside the query plan as JSON: quotes, backslashes,
+    control characters and characters outside the BMP come out as they went in, and the plan
+    answers as the joins do."""
+    import spark_udfs.spark as module
+
+    names = ['User:quo"te', "User:back\\slash", "User:new\nline", "User:tab\t", "User:ünï", "User:😀", "User:{}[],:"]
+    reference = StandardAuthorizer()
+    reference.create_acls([AclBinding.of("TOPIC", f"t{i}", "LITERAL", name, "*", "READ", "ALLOW") for i, name in enumerate(names)])
+    rows = [(name, "fd00::1") for name in names] + [("User:nobody", "10.0.0.1")]
+    principals = spark.createDataFrame(rows, "principal string, host string")
+    resources = spark.createDataFrame([("TOPIC", f"t{i}") for i in range(len(names))], "resource_type string, resource_name string")
+    compact = grid(spark, reference, principals, resources, output="compact")
+    want = {(name, "fd00::1", 2, f"t{i}") for i, name in enumerate(names)}
+    for in_plan in (module.GRANTS_IN_PLAN_BYTES, 0):
+        monkeypatch.setattr(module, "GRANTS_IN_PLAN_BYTES", in_plan)
+        readers = compact.allowed("READ")
+        assert {tuple(r)[:4] for r in readers.collect()} == want, in_plan
+        plan = readers._jdf.queryExecution().executedPlan().toString()
+        assert ("Join" in plan) == (in_plan == 0), plan
 
 
 def test_grid_from_a_kafkasec_state_and_without_hosts(spark, tmp_path):
@@ -283,8 +307,10 @@ def test_kafkasec_grid_refuses_bad_command_lines(tmp_path, capsys):
 
 
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(acls=random_acls, allow_everyone=st.booleans())
-def test_udf_and_grids_match_authorized_operations_on_random_acls(spark, acls, allow_everyone):
+@given(acls=random_acls, allow_everyone=st.booleans(), grants_in_plan=st.booleans())
+def test_udf_and_grids_match_authorized_operations_on_random_acls(spark, acls, allow_everyone, grants_in_plan):
+    import spark_udfs.spark as module
+
     reference = StandardAuthorizer("User:admin", allow_everyone)
     reference.create_acls(acls)
     principals = spark.createDataFrame(PRINCIPALS, "principal string, host string")
@@ -296,7 +322,12 @@ def test_udf_and_grids_match_authorized_operations_on_random_acls(spark, acls, a
     by_udf = principals.crossJoin(resources).select(
         "principal", "host", "resource_type", "resource_name", udf("principal", "host", "resource_type", "resource_name").alias("ops"))
     assert {(r.principal, r.host, int(ResourceType.coerce(r.resource_type)), r.resource_name): r.ops for r in by_udf.collect()} == want
-    readers = {tuple(r)[:4] for r in grid(spark, reference, principals, resources, output="allowed", operation="READ").collect()}
+    in_plan = module.GRANTS_IN_PLAN_BYTES
+    module.GRANTS_IN_PLAN_BYTES = in_plan if grants_in_plan else 0  # granting exceptions as a constant, or joined
+    try:
+        readers = {tuple(r)[:4] for r in grid(spark, reference, principals, resources, output="allowed", operation="READ").collect()}
+    finally:
+        module.GRANTS_IN_PLAN_BYTES = in_plan
     assert readers == {key for key, bits in want.items() if bits & (1 << 3)}
 
 

@@ -140,9 +140,12 @@ DRIVER = textwrap.dedent('''
     assert shuffled.broadcastable == frozenset(), shuffled.broadcastable
     codes = {"TOPIC": 2, "GROUP": 3}
     expected_cells = {(p, h, codes[rt], name): bits for (p, h, rt, name), bits in expected.items()}
-    for frames in (broadcast, shuffled):
+    readers = {cell for cell, bits in expected_cells.items() if bits & 8}
+    for frames, grants_in_plan in ((broadcast, grids.GRANTS_IN_PLAN_BYTES), (shuffled, 0)):
         cells = {tuple(r[:4]): r[4] for r in frames.dense().collect()}
         assert cells == expected_cells, "a dense grid disagrees with the authorizer"
+        grids.GRANTS_IN_PLAN_BYTES = grants_in_plan  # granting exceptions inside the plan, then joined
+        assert {tuple(r[:4]) for r in frames.allowed("READ").collect()} == readers, "allowed pairs disagree"
     print("OK", len(rows))
 ''')
 
