@@ -136,9 +136,10 @@ def _login(properties: Mapping[str, str]) -> ClientLogin:
         return ClientLogin(mechanism, options.get("username"), options.get("password"), token_auth=token_auth)
     url = properties.get("sasl.oauthbearer.token.endpoint.url")
     if url:
-        timeout_ms = properties.get("sasl.login.read.timeout.ms")
-        timeout_s = int(timeout_ms) / 1000 if timeout_ms else None
-        endpoint = TokenEndpoint(url, options, **({"timeout_s": timeout_s} if timeout_s else {}))
+        read_timeout: dict[str, float] = {}
+        if properties.get("sasl.login.read.timeout.ms") is not None:
+            read_timeout["timeout_s"] = _milliseconds(properties, "sasl.login.read.timeout.ms", 0) / 1000
+        endpoint = TokenEndpoint(url, options, **read_timeout)
         return ClientLogin(mechanism, bearer_token=endpoint)
     unsecured_login_token(options)  # refuse bad options now, not at the first login
     return ClientLogin(mechanism, options.get("unsecuredLoginStringClaim_sub"),

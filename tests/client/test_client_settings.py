@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from kafkasec.client import ClientLogin, ClientSettings
+from kafkasec.client.oauth import DEFAULT_TIMEOUT_S
 from kafkasec.client.settings import is_client_only_setting, is_client_setting, parse_bootstrap_servers
 
 SCRAM_JAAS = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret";'
@@ -43,6 +44,16 @@ def test_plain_and_unsecured_oauthbearer_logins():
     assert next(oauth.conversation()).startswith(b"n,,\x01auth=Bearer ")
 
 
+def test_the_token_endpoint_reads_within_sasl_login_read_timeout_ms():
+    jaas = OAUTH_JAAS.replace(";", ' clientId="app" clientSecret="app-secret";')
+    common = {"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER", "sasl.jaas.config": jaas,
+              "sasl.oauthbearer.token.endpoint.url": "https://idp.example/token"}
+    login = ClientSettings.from_properties({**common, "sasl.login.read.timeout.ms": "2500"}, "127.0.0.1:9092").login
+    assert login is not None and login.bearer_token.timeout_s == 2.5
+    default = ClientSettings.from_properties(common, "127.0.0.1:9092").login
+    assert default is not None and default.bearer_token.timeout_s == DEFAULT_TIMEOUT_S
+
+
 def test_the_bootstrap_server_flag_wins_over_the_property():
     both = ClientSettings.from_properties({"bootstrap.servers": "elsewhere:1"}, "[::1]:9093,127.0.0.1:9092")
     assert both.bootstrap_servers == (("::1", 9093), ("127.0.0.1", 9092))
@@ -66,6 +77,9 @@ def test_the_bootstrap_server_flag_wins_over_the_property():
          "needs clientId and clientSecret"),
         ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
           "sasl.oauthbearer.token.endpoint.url": "ftp://idp/token", "sasl.jaas.config": OAUTH_JAAS}, "http, https or file URL"),
+        ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER", "sasl.login.read.timeout.ms": "soon",
+          "sasl.oauthbearer.token.endpoint.url": "https://idp.example/token", "sasl.jaas.config": OAUTH_JAAS},
+         "sasl.login.read.timeout.ms must be a positive number of milliseconds, not 'soon'"),
         ({"security.protocol": "TLS"}, "security.protocol must be one of"),
         ({"security.protocol": "SSL", "ssl.truststore.type": "JKS"}, "PEM keys and certificates only"),
         ({"security.protocol": "SSL", "ssl.truststore.location": "/nonexistent/ca.pem"}, "truststore cannot be read"),
