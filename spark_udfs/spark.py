@@ -220,22 +220,31 @@ class CompactFrames:
         no join, so a grid's few hundred thousand allowed pairs cost Spark one query, not three.
         Else principals, exceptions and resources are joined, each table within the frames'
         broadcast budget."""
-        which, principal = self.grid.principals_of(blocks.granted_pc)
-        if len(which) * _SMALLEST_GRANT_JSON <= GRANTS_IN_PLAN_BYTES:
-            by_class: dict[str, list[dict]] = {}
-            for rc, index, bits in zip(blocks.granted_rc[which].tolist(), principal.tolist(),
-                                       blocks.granted_bits[which].tolist()):
-                name, host = self.grid.principals[index]
-                by_class.setdefault(str(rc), []).append({"principal": name, "host": host, "operations": bits})
-            text = json.dumps(by_class, separators=(",", ":"))
-            if len(text) <= GRANTS_IN_PLAN_BYTES:
-                # from_json of a literal is folded to a constant when the query is optimized;
-                # FAILFAST: a pair the parser dropped would be a grant silently missing.
-                by_rc = F.from_json(F.lit(text), _GRANTS_BY_CLASS, {"mode": "FAILFAST"})
-                return self.resources.select("resource_type", "resource_name", F.inline(by_rc[F.col("rc").cast("string")]))
+        grants = self._grants_by_class(blocks)
+        if grants is not None:
+            # from_json of a literal is folded to a constant when the query is optimized;
+            # FAILFAST: a pair the parser dropped would be a grant silently missing.
+            by_rc = F.from_json(F.lit(grants), _GRANTS_BY_CLASS, {"mode": "FAILFAST"})
+            return self.resources.select("resource_type", "resource_name", F.inline(by_rc[F.col("rc").cast("string")]))
         granted = _int_frame(self.principals.sparkSession, pc=blocks.granted_pc, rc=blocks.granted_rc,
                              operations=blocks.granted_bits)
         return self._ordinary().join(self._small("exceptions", granted), "pc").join(self.resources, "rc")
+
+    def _grants_by_class(self, blocks: AllowedBlocks) -> str | None:
+        """The granting exceptions expanded to their principals, as the JSON of
+        ``_GRANTS_BY_CLASS``; None past GRANTS_IN_PLAN_BYTES (checked on the number of pairs
+        before any is listed, so that a class of a million principals is not expanded here)."""
+        grid = self.grid
+        sizes = np.bincount(grid.principal_class, minlength=len(grid.class_is_super))
+        if int(sizes[blocks.granted_pc].sum()) * _SMALLEST_GRANT_JSON > GRANTS_IN_PLAN_BYTES:
+            return None
+        which, principal = grid.principals_of(blocks.granted_pc)
+        by_class: dict[str, list[dict]] = {}
+        for rc, index, bits in zip(blocks.granted_rc[which].tolist(), principal.tolist(), blocks.granted_bits[which].tolist()):
+            name, host = grid.principals[index]
+            by_class.setdefault(str(rc), []).append({"principal": name, "host": host, "operations": bits})
+        text = json.dumps(by_class, separators=(",", ":"))
+        return text if len(text) <= GRANTS_IN_PLAN_BYTES else None
 
     def _ordinary(self) -> DataFrame:
         """The principals that are not super users."""
