@@ -137,12 +137,13 @@ def test_allowed_pairs_keep_names_that_need_escaping(spark, monkeypatch):
     resources = spark.createDataFrame([("TOPIC", f"t{i}") for i in range(len(names))], "resource_type string, resource_name string")
     compact = grid(spark, reference, principals, resources, output="compact")
     want = {(name, "fd00::1", 2, f"t{i}") for i, name in enumerate(names)}
-    for in_plan in (module.GRANTS_IN_PLAN_BYTES, 0):
+    # In the plan; joined; and joined when the pairs are few enough but their names are not.
+    for in_plan, joined in ((module.GRANTS_IN_PLAN_BYTES, False), (0, True), (len(names) * module._SMALLEST_GRANT_JSON, True)):
         monkeypatch.setattr(module, "GRANTS_IN_PLAN_BYTES", in_plan)
         readers = compact.allowed("READ")
         assert {tuple(r)[:4] for r in readers.collect()} == want, in_plan
         plan = readers._jdf.queryExecution().executedPlan().toString()
-        assert ("Join" in plan) == (in_plan == 0), plan
+        assert ("Join" in plan) == joined, plan
 
 
 def test_grid_from_a_kafkasec_state_and_without_hosts(spark, tmp_path):
