@@ -199,50 +199,59 @@ class CompactFrames:
             if len(blocks.revoked_pc):
                 revoked = _int_frame(spark, pc=blocks.revoked_pc, rc=blocks.revoked_rc)
                 from_base = from_base.join(self._small("exceptions", revoked), ["pc", "rc"], "left_anti")
-            parts.append(from_base)
+            parts.append(from_base.select(*_CELL_COLUMNS))
         if len(blocks.granted_pc):
             parts.append(self._granted_cells(blocks))
         if self.grid.class_is_super.any() and blocks.super_allowed.any():
             parts.append(self.principals.where(F.col("super")).crossJoin(
                 self.resources.where(F.col("supported").bitwiseAND(F.lit(bit)) != 0)
-            ).withColumn("operations", F.col("supported")))
+            ).select(*_CELL_COLUMNS[:4], F.col("supported").alias("operations")))
         if not parts:
             return spark.createDataFrame([], _CELL_SCHEMA)
-        cells = parts[0].select(*_CELL_COLUMNS)
+        cells = parts[0]
         for part in parts[1:]:
-            cells = cells.unionByName(part.select(*_CELL_COLUMNS))
+            cells = cells.unionByName(part)
         return cells
 
     def _granted_cells(self, blocks: AllowedBlocks) -> DataFrame:
         """The cells of the granting exceptions. When few enough (GRANTS_IN_PLAN_BYTES), they
-        travel inside the query plan as one constant, a map from resource class to the
-        principals it grants, which each resource looks up and explodes: one stage, no exchange,
-        no join, so a grid's few hundred thousand allowed pairs cost Spark one query, not three.
-        Else principals, exceptions and resources are joined, each table within the frames'
-        broadcast budget."""
+        travel inside the query plan as one constant, an array that lists for each resource
+        class the principals it grants, which each resource indexes by its class and explodes:
+        one stage, no exchange, no join, so a grid's few hundred thousand allowed pairs cost
+        Spark one query, not three. Else principals, exceptions and resources are joined, each
+        table within the frames' broadcast budget."""
         grants = self._grants_by_class(blocks)
         if grants is not None:
             # from_json of a literal is folded to a constant when the query is optimized;
-            # FAILFAST: a pair the parser dropped would be a grant silently missing.
+            # FAILFAST: a pair the parser dropped would be a grant silently missing. An array,
+            # not a map: Spark looks a key up in a map by walking its keys.
             by_rc = F.from_json(F.lit(grants), _GRANTS_BY_CLASS, {"mode": "FAILFAST"})
-            return self.resources.select("resource_type", "resource_name", F.inline(by_rc[F.col("rc").cast("string")]))
+            cells = self.resources.select("*", F.inline(F.get(by_rc, F.col("rc"))))
+            # "& supported" changes no bit (a cell only holds operations its type supports), but
+            # it keeps every column of the resource table in use: else Spark, optimizing each
+            # query, evaluates a pruning projection over the whole local relation (30 ms a query
+            # at 50,000 resources, measured).
+            return cells.selectExpr("p AS principal", "h AS host", "resource_type", "resource_name", "o & supported AS operations")
         granted = _int_frame(self.principals.sparkSession, pc=blocks.granted_pc, rc=blocks.granted_rc,
                              operations=blocks.granted_bits)
-        return self._ordinary().join(self._small("exceptions", granted), "pc").join(self.resources, "rc")
+        cells = self._ordinary().join(self._small("exceptions", granted), "pc").join(self.resources, "rc")
+        return cells.select(*_CELL_COLUMNS)
 
     def _grants_by_class(self, blocks: AllowedBlocks) -> str | None:
         """The granting exceptions expanded to their principals, as the JSON of
         ``_GRANTS_BY_CLASS``; None past GRANTS_IN_PLAN_BYTES (checked on the number of pairs
-        before any is listed, so that a class of a million principals is not expanded here)."""
+        and classes before any is listed, so that a class of a million principals is not
+        expanded here)."""
         grid = self.grid
         sizes = np.bincount(grid.principal_class, minlength=len(grid.class_is_super))
-        if int(sizes[blocks.granted_pc].sum()) * _SMALLEST_GRANT_JSON > GRANTS_IN_PLAN_BYTES:
+        pairs = int(sizes[blocks.granted_pc].sum())
+        if pairs * _SMALLEST_GRANT_JSON + len(grid.base) * len("[],") > GRANTS_IN_PLAN_BYTES:
             return None
         which, principal = grid.principals_of(blocks.granted_pc)
-        by_class: dict[str, list[dict]] = {}
+        by_class: list[list[dict]] = [[] for _ in range(len(grid.base))]
         for rc, index, bits in zip(blocks.granted_rc[which].tolist(), principal.tolist(), blocks.granted_bits[which].tolist()):
             name, host = grid.principals[index]
-            by_class.setdefault(str(rc), []).append({"principal": name, "host": host, "operations": bits})
+            by_class[rc].append({"p": name, "h": host, "o": bits})
         text = json.dumps(by_class, separators=(",", ":"))
         return text if len(text) <= GRANTS_IN_PLAN_BYTES else None
 
@@ -254,10 +263,10 @@ class CompactFrames:
 GRANTS_IN_PLAN_BYTES = 1 << 20
 """The largest constant (its JSON text) in which allowed() carries granting exceptions inside
 the query plan (see CompactFrames._granted_cells). Every task holds a parsed copy, measured at
-3.4 times the text (about 250 bytes a pair): at most 3.5 MB a task."""
+4.5 times the text (about 230 bytes a pair): at most 4.7 MB a task."""
 
-_GRANTS_BY_CLASS = "map<string, array<struct<principal: string, host: string, operations: int>>>"
-_SMALLEST_GRANT_JSON = len(json.dumps({"principal": "", "host": "", "operations": 0}, separators=(",", ":")))
+_GRANTS_BY_CLASS = "array<array<struct<p: string, h: string, o: int>>>"  # per resource class: principal, host, operations
+_SMALLEST_GRANT_JSON = len(json.dumps({"p": "", "h": "", "o": 0}, separators=(",", ":")))
 
 
 def _int_frame(spark: SparkSession, **columns: np.ndarray) -> DataFrame:
