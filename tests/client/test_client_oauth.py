@@ -64,6 +64,9 @@ class _OneAnswerServer:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
+                # Read the form first: a socket closed with it unread is reset, and the client
+                # could see the reset before the answer.
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 self.send_response(200)
                 self.send_header("Content-Length", str(len(answer)))
                 self.end_headers()
