@@ -297,16 +297,23 @@ class CompactGrid:
         which, at = ranges(bounds[classes], bounds[classes + 1] - bounds[classes])
         return which, order[at]
 
+    def principals_per_class(self) -> np.ndarray:
+        """How many of the grid's principals each principal class holds (int64)."""
+        return np.bincount(self.principal_class, minlength=len(self.class_is_super)).astype(np.int64)
+
+    def resources_per_class(self) -> np.ndarray:
+        """How many of the grid's resources each resource class holds (int64)."""
+        return np.bincount(self.resource_class, minlength=len(self.base)).astype(np.int64)
+
     def count_allowed(self, operation_bit: int) -> int:
         """How many cells allow the operation whose bit is ``operation_bit`` (``1 << code``),
         from the class tables: no cell is materialized."""
-        resources_per_class = np.bincount(self.resource_class, minlength=len(self.base)).astype(np.int64)
-        return int(self.principals_allowed(operation_bit) @ resources_per_class)
+        return int(self.principals_allowed(operation_bit) @ self.resources_per_class())
 
     def principals_allowed(self, operation_bit: int) -> np.ndarray:
         """Per resource class, how many of the grid's principals the operation is allowed to."""
         blocks = self.allowed_blocks(operation_bit)
-        per_class = np.bincount(self.principal_class, minlength=len(self.class_is_super)).astype(np.int64)
+        per_class = self.principals_per_class()
         ordinary = ~self.class_is_super
         per_host = np.bincount(self.class_host[ordinary], weights=per_class[ordinary], minlength=self.base.shape[1])
         counts = np.zeros(len(self.base), dtype=np.int64)
@@ -318,7 +325,7 @@ class CompactGrid:
 
     def grants_per_principal_class(self) -> np.ndarray:
         """Per principal class, its (resource, operation) grants summed over the grid's resources."""
-        per_resource_class = np.bincount(self.resource_class, minlength=len(self.base)).astype(np.int64)
+        per_resource_class = self.resources_per_class()
         per_host = per_resource_class @ np.bitwise_count(self.base).astype(np.int64)
         grants = per_host[self.class_host].astype(np.int64)
         grants[self.class_is_super] = int(per_resource_class @ np.bitwise_count(self.supported).astype(np.int64))

@@ -243,8 +243,7 @@ class CompactFrames:
         and classes before any is listed, so that a class of a million principals is not
         expanded here)."""
         grid = self.grid
-        sizes = np.bincount(grid.principal_class, minlength=len(grid.class_is_super))
-        pairs = int(sizes[blocks.granted_pc].sum())
+        pairs = int(grid.principals_per_class()[blocks.granted_pc].sum())
         if pairs * _SMALLEST_GRANT_JSON + len(grid.base) * len("[],") > GRANTS_IN_PLAN_BYTES:
             return None
         which, principal = grid.principals_of(blocks.granted_pc)
