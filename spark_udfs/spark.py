@@ -284,16 +284,14 @@ def compact_frames(spark: SparkSession, compact: CompactGrid) -> CompactFrames:
     int32 = pa.int32()
     pc = compact.principal_class
     principals = spark.createDataFrame(pa.table({
-        "principal": pa.array([name for name, _host in compact.principals], pa.string()),
-        "host": pa.array([host for _name, host in compact.principals], pa.string()),
+        **_principal_columns(compact),
         "pc": pa.array(pc, int32),
         "hc": pa.array(compact.class_host[pc], int32),
         "super": pa.array(compact.class_is_super[pc], pa.bool_()),
     }))
     rc = compact.resource_class
     resources = spark.createDataFrame(pa.table({
-        "resource_type": pa.array(compact.resource_types, int32),
-        "resource_name": pa.array([name for _type, name in compact.resources], pa.string()),
+        **_resource_columns(compact),
         "rc": pa.array(rc, int32),
         "supported": pa.array(compact.supported[rc], int32),
     }))
@@ -310,6 +308,18 @@ def compact_frames(spark: SparkSession, compact: CompactGrid) -> CompactFrames:
             broadcastable.add(name)
             budget -= rows * BROADCAST_BYTES_PER_ROW
     return CompactFrames(principals, resources, base, exceptions, frozenset(broadcastable), grid=compact)
+
+
+def _principal_columns(compact: CompactGrid) -> dict[str, pa.Array]:
+    """The grid's principals as the Arrow columns ``principal`` and ``host``."""
+    return {"principal": pa.array([name for name, _host in compact.principals], pa.string()),
+            "host": pa.array([host for _name, host in compact.principals], pa.string())}
+
+
+def _resource_columns(compact: CompactGrid) -> dict[str, pa.Array]:
+    """The grid's resources as the Arrow columns ``resource_type`` (its code) and ``resource_name``."""
+    return {"resource_type": pa.array(compact.resource_types, pa.int32()),
+            "resource_name": pa.array([name for _type, name in compact.resources], pa.string())}
 
 
 def grid(
@@ -434,14 +444,10 @@ def diff(spark: SparkSession, before_acls, after_acls, principals: DataFrame, re
     else:
         changes = before_grid.changed_blocks(after_grid)
         joint_principals = spark.createDataFrame(pa.table({
-            "principal": pa.array([name for name, _host in principal_rows], pa.string()),
-            "host": pa.array([host for _name, host in principal_rows], pa.string()),
-            "jp": pa.array(changes.joint_pc, pa.int32()),
+            **_principal_columns(before_grid), "jp": pa.array(changes.joint_pc, pa.int32()),
         }))
         joint_resources = spark.createDataFrame(pa.table({
-            "resource_type": pa.array(before_grid.resource_types, pa.int32()),
-            "resource_name": pa.array([name for _type, name in resource_rows], pa.string()),
-            "jr": pa.array(changes.joint_rc, pa.int32()),
+            **_resource_columns(before_grid), "jr": pa.array(changes.joint_rc, pa.int32()),
         }))
         blocks = _int_frame(spark, jp=changes.jp, jr=changes.jr, before=changes.before, after=changes.after)
         if len(changes.jp) * BROADCAST_BYTES_PER_ROW <= broadcast_budget(spark):
