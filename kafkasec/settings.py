@@ -167,7 +167,17 @@ BUILTIN_SETTINGS = (
     _s("max.connections.per.ip.overrides", "list", "", "kafkasec.server", "host:count exceptions to the above"),
     _s("kafkasec.server.unauthenticated.max.bytes", "count", 32 * 1024 * 1024, "kafkasec.server",
        "bytes of large frames held for clients not logged in, all together"),
+    # The gateway (kafkasec serve --upstream): every other kafkasec.upstream.* key is a client
+    # property of the gateway's login upstream (security.protocol, sasl.*, ssl.*).
+    _s("kafkasec.upstream.bootstrap.servers", "list", None, "kafkasec.server.gateway",
+       "HOST:PORT of the Kafka-compatible broker(s) the gateway secures"),
+    _s("kafkasec.upstream.unadvertised.apis", "list", "", "kafkasec.server.gateway",
+       "APIs (Kafka's names: DeleteRecords, ...) the gateway does not offer though the upstream lists them"),
 )
+
+UPSTREAM_CLIENT_PREFIX = "kafkasec.upstream."
+"""Settings under this prefix are the gateway's client properties upstream, checked as a
+client's (kafkasec.client.settings.ClientSettings) when the gateway starts."""
 
 
 class SettingsRegistry:
@@ -198,6 +208,8 @@ class SettingsRegistry:
             if setting is not None:
                 if value is not None:
                     setting.check(value)
+                continue
+            if name.startswith(UPSTREAM_CLIENT_PREFIX):
                 continue
             near = difflib.get_close_matches(name, self.settings, n=1, cutoff=0.85)
             if near or name.startswith("kafkasec."):

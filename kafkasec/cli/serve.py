@@ -12,6 +12,12 @@ forward admin writes to it in envelopes (KIP-590), logging in as ``--broker-user
 CLUSTER_ACTION on the cluster, e.g. as a super user). A broker without a controller writes
 itself; ``--controller-port`` runs a controller inside the broker's process.
 docs/cluster.md shows a cluster; docs/embedding.md walks through the code.
+
+A gateway (``--upstream HOST:PORT[,HOST:PORT...]``, or ``kafkasec.upstream.bootstrap.servers``):
+in front of a Kafka-compatible broker without security, every request is authorized as Kafka
+authorizes it and what may go on is carried to that broker (``kafkasec.server.gateway``);
+``--upstream-config FILE`` holds how the gateway logs in upstream, in the client properties
+``--command-config`` reads. docs/gateway.md shows one.
 """
 
 from __future__ import annotations
@@ -79,6 +85,18 @@ def register(commands) -> None:
         help="what goes to stderr (default: INFO: listeners, refused logins, closed connections, the security log)",
     )
     parser.add_argument("--broker-password-file", metavar="FILE", help="a file whose first line is that user's password")
+    parser.add_argument(
+        "--upstream",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="be a gateway in front of the Kafka-compatible broker(s) there (kafkasec.upstream.bootstrap.servers): "
+        "every request is authorized, and what may go on is carried to them",
+    )
+    parser.add_argument(
+        "--upstream-config",
+        metavar="FILE",
+        help="how the gateway connects and logs in upstream: Kafka client properties (security.protocol, sasl.*, "
+        "ssl.*), as --command-config reads them",
+    )
     parser.set_defaults(run=run)
 
 
@@ -122,10 +140,35 @@ def _check(args) -> None:
         raise UsageError("forwarding to a controller needs --broker-user and --broker-password-file")
     if args.controller_bootstrap_server is not None:
         _controller_address(args.controller_bootstrap_server)
+    if args.upstream_config is not None and args.upstream is None:
+        raise UsageError("--upstream-config goes with --upstream")
+    if args.upstream is not None and (forwards or args.process_roles == CONTROLLER or args.catalogue):
+        raise UsageError("a gateway (--upstream) answers from the broker behind it: no controller, no --catalogue")
+    if args.upstream is not None:
+        from kafkasec.client.settings import parse_bootstrap_servers
+
+        try:
+            parse_bootstrap_servers(args.upstream)
+        except ValueError as error:
+            raise UsageError(f"--upstream: {error}") from None
+
+
+def _upstream_overrides(args) -> dict[str, str]:
+    """--upstream and --upstream-config as the kafkasec.upstream.* settings."""
+    from kafkasec.cli.config import read_properties
+    from kafkasec.server.gateway import UPSTREAM_BOOTSTRAP_SERVERS, UPSTREAM_PREFIX
+
+    overrides = {}
+    if args.upstream_config is not None:
+        overrides = {UPSTREAM_PREFIX + key: value for key, value in read_properties(args.upstream_config).items()}
+    if args.upstream is not None:
+        overrides[UPSTREAM_BOOTSTRAP_SERVERS] = args.upstream
+    return overrides
 
 
 async def _serve(args, security, catalogue) -> None:
     from kafkasec.server import ControllerLink, Endpoint
+    from kafkasec.server.gateway import GatewayEndpoint
     from kafkasec.server.listeners import Listener, parse_listeners
 
     stop = asyncio.Event()
@@ -161,14 +204,37 @@ async def _serve(args, security, catalogue) -> None:
             if not listeners:  # --host, --port and --security-protocol make the one listener
                 listeners = [Listener(args.security_protocol, args.host, 9092 if args.port is None else args.port,
                                       args.security_protocol)]
+            gateway = await _gateway(security)
             for listener in listeners:
-                await start(Endpoint(security, catalogue, host=listener.host, port=listener.port,
-                                     listener_name=listener.name, security_protocol=listener.security_protocol,
-                                     controller=link, **node))
+                where = {"host": listener.host, "port": listener.port, "listener_name": listener.name,
+                         "security_protocol": listener.security_protocol, **node}
+                if gateway is None:
+                    await start(Endpoint(security, catalogue, controller=link, **where))
+                    continue
+                bootstrap = await start(GatewayEndpoint(security, gateway, **where))
+                for node_id, broker in sorted(bootstrap.broker_listeners.items()):
+                    print(f"kafkasec serve: {listener.name} upstream broker {node_id} at {broker.bootstrap}", flush=True)
         await stop.wait()
     finally:
         for endpoint in reversed(started):
             await endpoint.stop()
+
+
+async def _gateway(security):
+    """The gateway of ``security``'s kafkasec.upstream.* settings, started; None without them."""
+    from kafkasec.server.gateway import UPSTREAM_BOOTSTRAP_SERVERS, Gateway
+    from kafkasec.server.upstream import UpstreamError
+
+    if UPSTREAM_BOOTSTRAP_SERVERS not in security.config:
+        return None
+    try:
+        gateway = Gateway(security)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    try:
+        return await gateway.start()
+    except UpstreamError as error:
+        raise UsageError(f"the upstream does not answer: {error}") from None
 
 
 def run(args) -> int:
@@ -183,6 +249,7 @@ def run(args) -> int:
     catalogue = Catalogue.from_file(args.catalogue) if args.catalogue else Catalogue()
     serves_controller = args.controller_port is not None or args.process_roles == CONTROLLER
     overrides = {CONTROLLER_LISTENER_NAMES: CONTROLLER_LISTENER} if serves_controller else {}
+    overrides.update(_upstream_overrides(args))
     with open_security(args, writes=True, overrides=overrides) as security:
         _check_listeners(args, security.config)
         # The handler threads are CPU-bound at times (a large Metadata answer); a shorter

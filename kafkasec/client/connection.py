@@ -74,6 +74,11 @@ class KafkaConnection:
         except (ConnectionError, OSError):
             pass  # the server may have closed first; the connection is gone either way
 
+    def streams(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """The connection's reader and writer, for a caller that takes the connection over once
+        logged in (the gateway pipelines requests on it, :mod:`kafkasec.server.upstream`)."""
+        return self._reader, self._writer
+
     def next_correlation_id(self) -> int:
         self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
         return self._correlation_id

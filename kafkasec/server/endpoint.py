@@ -198,13 +198,17 @@ class Endpoint:
             for name, threads in (("write", 1), ("io", self.io_threads))
         }
         self.port = self._server.sockets[0].getsockname()[1]
-        # The node clients are told about is this listener's own address (librdkafka sends admin
-        # requests to controller_id), so the table is built once the port is known.
-        cluster = ClusterRequests(self.catalogue, self.node, self.cluster_id)
-        self._apis = ApiHandlers.collect(self.security, cluster.handlers(), accepts_envelopes=self.accepts_envelopes)
+        self._apis = self._collect_apis()
         self._write_apis = self._apis.forwardable | {ApiKey.ENVELOPE}
         log.info("listening on %s (%s, node %d)", self.bootstrap, self.listener_name, self.node_id)
         return self
+
+    def _collect_apis(self) -> ApiHandlers:
+        """The APIs this listener answers: the plugins' and its catalogue's read APIs."""
+        # The node clients are told about is this listener's own address (librdkafka sends admin
+        # requests to controller_id), so the table is built once the port is known.
+        cluster = ClusterRequests(self.catalogue, self.node, self.cluster_id)
+        return ApiHandlers.collect(self.security, cluster.handlers(), accepts_envelopes=self.accepts_envelopes)
 
     async def stop(self) -> None:
         """Stop listening and close every connection (and the link to the controller)."""
@@ -325,21 +329,33 @@ class Endpoint:
             principal = self.security.build_principal(SslAuthenticationContext(certificate, client_address, self.listener_name))
         else:
             principal, session = await self._login(reader, writer, client_address)
+        await self._serve_requests(reader, writer, client_address, principal, session)
+
+    async def _serve_requests(self, reader, writer, client_address: str, principal, session: _Session | None) -> None:
+        """Answer a logged-in connection's requests, one at a time, in order."""
         while True:
             frame = await self._read_frame(reader, writer, self.max_request_bytes)
             if session is not None:
-                # KIP-368: a SaslHandshake starts a re-authentication; any other request after
-                # the session's end closes the connection, as Kafka's broker does.
-                if int.from_bytes(frame[:2], "big", signed=True) == ApiKey.SASL_HANDSHAKE:
-                    principal, session = await self._login(reader, writer, client_address, frame, renewing=(principal, session))
-                    self.reauthentications += 1
+                renewed = await self._renew_session(reader, writer, client_address, frame, principal, session)
+                if renewed is not None:
+                    principal, session = renewed
                     continue
-                if session.expired():
-                    raise ConnectionClosed("the authentication session expired and the client did not re-authenticate")
             answer = await self._answer(principal, client_address, frame)
             if answer is None:
                 raise ConnectionClosed("the request is answered by closing the connection")
             await self._send(writer, answer)
+
+    async def _renew_session(self, reader, writer, client_address: str, frame: bytes, principal, session: _Session):
+        """KIP-368: a SaslHandshake starts a re-authentication (the new principal and session);
+        any other request after the session's end closes the connection, as Kafka's broker
+        does. None: ``frame`` is an ordinary request."""
+        if int.from_bytes(frame[:2], "big", signed=True) == ApiKey.SASL_HANDSHAKE:
+            renewed = await self._login(reader, writer, client_address, frame, renewing=(principal, session))
+            self.reauthentications += 1
+            return renewed
+        if session.expired():
+            raise ConnectionClosed("the authentication session expired and the client did not re-authenticate")
+        return None
 
     async def _login(self, reader, writer, client_address: str, first_frame: bytes | None = None, renewing=None):
         """Log the connection in (or, with ``renewing``, the principal and session being

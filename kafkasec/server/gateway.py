@@ -1,0 +1,324 @@
+"""The gateway: kafkasec's endpoint in front of a Kafka-compatible broker that has no security.
+
+Clients log in to the gateway as to any kafkasec listener (SCRAM, PLAIN, OAUTHBEARER,
+delegation tokens, TLS client certificates). The security APIs (ACLs, SCRAM credentials,
+delegation tokens) are answered by kafkasec itself; every other request is authorized by
+Kafka's rules (:mod:`kafkasec.protocol.request_rules`), its authorized part sent to the upstream
+broker, and the answer merged with the refusals in Kafka's response shape:
+
+- **Addresses.** The brokers an answer names (Metadata, DescribeCluster, FindCoordinator,
+  KIP-951's new-leader hints) are replaced by the gateway's: one gateway listener per upstream
+  broker, on the port after the bootstrap listener's plus the broker's node id (any free port
+  when the bootstrap port is 0). A connection to a broker's listener is carried to that broker.
+- **Versions.** ApiVersions lists, per API, the versions kafkasec and the upstream both speak
+  (an API the upstream does not list is left out, as are those named in
+  ``kafkasec.upstream.unadvertised.apis``); topic ids are mapped to names from the upstream's
+  Metadata, so Fetch and Produce at their newest versions are authorized.
+- **Bytes.** A request authorized whole goes upstream as the client's bytes (only the
+  correlation id changes), so record batches pass untouched; a request authorized in part is
+  re-encoded without the refused items (the records of the rest are the same bytes).
+- **Order.** A connection's requests go upstream as they arrive, without waiting for answers
+  (pipelining is kept), and the answers go back in the order of the requests.
+- **Failures.** A client connection has its own connection to each upstream broker. When that
+  breaks (the broker went away, sent garbage or a huge frame, or was silent past
+  ``request.timeout.ms``), the client connection is closed: Kafka's clients treat that as a
+  retriable network error, reconnect, and the gateway connects upstream again. Nothing is
+  answered that the upstream did not answer.
+
+Several gateway processes may follow the same security state (a SQLite file on one host,
+PostgreSQL for several): each is a complete gateway, see docs/gateway.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import Mapping
+
+from kafkasec.client.settings import ClientSettings
+from kafkasec.errors import KafkaError
+from kafkasec.protocol import wire
+from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.protocol.api_versions import VersionRanges, kio_versions
+from kafkasec.protocol.registry import ApiHandlers
+from kafkasec.protocol.request_rules import RULES, authorize_request
+from kafkasec.server.broker_addresses import NAMES_BROKERS, Address, brokers_in, with_addresses
+from kafkasec.server.endpoint import ConnectionClosed, Endpoint
+from kafkasec.server.upstream import UpstreamError, UpstreamLink, request_correlation_id, with_correlation_id
+
+log = logging.getLogger("kafkasec.server.gateway")
+
+UPSTREAM_PREFIX = "kafkasec.upstream."
+UPSTREAM_BOOTSTRAP_SERVERS = UPSTREAM_PREFIX + "bootstrap.servers"
+UNADVERTISED_APIS = UPSTREAM_PREFIX + "unadvertised.apis"
+MAX_IN_FLIGHT = 128
+"""Requests of one connection awaiting their answers, before the gateway stops reading it
+(Kafka's clients send at most max.in.flight.requests.per.connection, 5 by default)."""
+_METADATA_VERSIONS = (10, 12)  # topic ids from v10; v13 only adds a top-level error
+
+
+def upstream_settings(config: Mapping[str, object]) -> ClientSettings:
+    """How the gateway reaches and logs in to its upstream: the ``kafkasec.upstream.*``
+    settings, read as a client's properties (``kafkasec.upstream.security.protocol``,
+    ``kafkasec.upstream.sasl.jaas.config``, ``kafkasec.upstream.ssl.truststore.location`` ...)."""
+    properties = {key[len(UPSTREAM_PREFIX):]: str(value) for key, value in config.items() if key.startswith(UPSTREAM_PREFIX)}
+    if "bootstrap.servers" not in properties:
+        raise ValueError(f"a gateway needs {UPSTREAM_BOOTSTRAP_SERVERS} (or --upstream HOST:PORT)")
+    properties.pop("unadvertised.apis", None)
+    return ClientSettings.from_properties(properties)
+
+
+def _unadvertised(config: Mapping[str, object]) -> frozenset[ApiKey]:
+    names = [part.strip() for part in str(config.get(UNADVERTISED_APIS, "")).split(",") if part.strip()]
+    by_title = {key.title: key for key in ApiKey}
+    unknown = [name for name in names if name not in by_title]
+    if unknown:
+        raise ValueError(f"{UNADVERTISED_APIS} names APIs as Kafka spells them (DeleteRecords, ...), not {', '.join(unknown)}")
+    return frozenset(by_title[name] for name in names)
+
+
+class Gateway:
+    """What all listeners of one gateway process share: how to reach the upstream, the API
+    versions it speaks, its brokers, and the topic names behind topic ids."""
+
+    def __init__(self, security, settings: ClientSettings | None = None):
+        config = security.config
+        self.security = security
+        self.settings = settings if settings is not None else upstream_settings(config)
+        self.unadvertised = _unadvertised(config)
+        self.upstream_versions: dict[int, tuple[int, int]] = {}
+        self.brokers: dict[int, Address] = {}
+        """Upstream node id -> its (host, port), as the upstream's answers name it."""
+        self.topic_names: dict[uuid.UUID, str] = {}
+
+    async def start(self) -> Gateway:
+        """Learn the upstream's API versions, brokers and topics; UpstreamError when no
+        bootstrap server answers."""
+        link = await self.connect()
+        try:
+            self.upstream_versions = dict(link.server_versions)
+            await self.refresh(link)
+        finally:
+            await link.close()
+        return self
+
+    async def connect(self, node_id: int | None = None) -> UpstreamLink:
+        """A link to upstream broker ``node_id``, or to the first bootstrap server that answers."""
+        if node_id is not None and node_id in self.brokers:
+            return await UpstreamLink.open(self.settings, self.brokers[node_id])
+        problems = []
+        for address in self.settings.bootstrap_servers:
+            try:
+                return await UpstreamLink.open(self.settings, address)
+            except UpstreamError as error:
+                problems.append(str(error))
+        raise UpstreamError("; ".join(problems))
+
+    @property
+    def forwarded_ranges(self) -> VersionRanges:
+        """The APIs the gateway forwards: those with a rule, listed by the upstream and kio,
+        at the versions all three speak."""
+        ranges: dict[int, tuple[int, int]] = {}
+        for api_key in RULES:
+            if api_key in self.unadvertised or api_key not in self.upstream_versions:
+                continue
+            low, high = kio_versions(api_key)
+            upstream_low, upstream_high = self.upstream_versions[api_key]
+            if max(low, upstream_low) <= min(high, upstream_high):
+                ranges[api_key] = (max(low, upstream_low), min(high, upstream_high))
+        return ranges
+
+    async def refresh(self, link: UpstreamLink) -> None:
+        """Ask the upstream for every topic and broker (a Metadata request of the gateway's own)."""
+        low, high = self.upstream_versions.get(ApiKey.METADATA, (0, -1))
+        version = min(high, _METADATA_VERSIONS[1])
+        if version < max(low, _METADATA_VERSIONS[0]):
+            raise UpstreamError(f"the upstream speaks Metadata v{low}-v{high}; the gateway needs v10 or later (topic ids)")
+        body = wire.build(wire.request_schema(ApiKey.METADATA, version), topics=None, allow_auto_topic_creation=False)
+        self.learn(ApiKey.METADATA, await link.request(body))
+
+    def learn(self, api_key: int, response) -> None:
+        """What an upstream answer tells of brokers and topic ids."""
+        self.brokers.update(brokers_in(api_key, response))
+        if api_key == ApiKey.METADATA:
+            for topic in response.topics:
+                topic_id = getattr(topic, "topic_id", None)
+                if topic_id is not None and topic_id.int and topic.name is not None and topic.error_code == 0:
+                    self.topic_names[topic_id] = topic.name
+
+
+class GatewayEndpoint(Endpoint):
+    """A gateway listener. The one built by the caller (the *bootstrap* listener) carries its
+    connections to any upstream bootstrap server; it starts one listener per upstream broker
+    (``upstream_node``), whose connections go to that broker."""
+
+    def __init__(self, security, gateway: Gateway, *, bootstrap: GatewayEndpoint | None = None,
+                 upstream_node: int | None = None, **endpoint):
+        super().__init__(security, **endpoint)
+        self.gateway = gateway
+        self.upstream_node = upstream_node
+        self._bootstrap = bootstrap
+        self._requested_port = self.port
+        self._broker_listeners: dict[int, GatewayEndpoint] = {}
+        self._starting_listeners = asyncio.Lock()
+
+    def _collect_apis(self) -> ApiHandlers:
+        # Only the security APIs are answered here: Metadata, FindCoordinator and the rest
+        # are the upstream's, filtered.
+        apis = ApiHandlers.collect(self.security, {}, accepts_envelopes=False)
+        apis.ranges = {**self.gateway.forwarded_ranges, **apis.ranges}
+        return apis
+
+    async def start(self) -> GatewayEndpoint:
+        await super().start()
+        if self._bootstrap is None:
+            await self.addresses_of(self.gateway.brokers)
+        return self
+
+    async def stop(self) -> None:
+        for listener in list(self._broker_listeners.values()):
+            await listener.stop()
+        self._broker_listeners.clear()
+        await super().stop()
+
+    @property
+    def broker_listeners(self) -> Mapping[int, GatewayEndpoint]:
+        """Upstream node id -> the gateway listener that stands for it."""
+        return self._broker_listeners
+
+    async def addresses_of(self, node_ids) -> dict[int, Address]:
+        """The gateway's address for each upstream node, starting its listener if needed."""
+        if self._bootstrap is not None:
+            return await self._bootstrap.addresses_of(node_ids)
+        async with self._starting_listeners:
+            for node_id in node_ids:
+                if node_id not in self._broker_listeners:
+                    port = 0 if self._requested_port == 0 else self._requested_port + 1 + node_id
+                    if port > 65535:
+                        raise ValueError(f"no port for upstream node {node_id}: {self._requested_port} + 1 + {node_id} > 65535")
+                    listener = GatewayEndpoint(
+                        self.security, self.gateway, bootstrap=self, upstream_node=node_id, host=self.host, port=port,
+                        node_id=self.node_id, cluster_id=self.cluster_id, listener_name=self.listener_name,
+                        security_protocol=self.security_protocol,
+                    )
+                    self._broker_listeners[node_id] = await listener.start()
+                    log.info("upstream broker %d %s:%d is at %s", node_id, *self.gateway.brokers.get(node_id, ("?", 0)), listener.bootstrap)
+            return {node_id: (self.host, self._broker_listeners[node_id].port) for node_id in node_ids}
+
+    # ------------------------------------------------------------------ a connection
+
+    async def _serve_requests(self, reader, writer, client_address: str, principal, session) -> None:
+        answers: asyncio.Queue = asyncio.Queue(MAX_IN_FLIGHT)
+        sender = asyncio.get_running_loop().create_task(self._send_answers(writer, answers))
+        link: UpstreamLink | None = None
+        try:
+            while True:
+                frame = await self._read_frame(reader, writer, self.max_request_bytes)
+                if session is not None and int.from_bytes(frame[:2], "big", signed=True) == ApiKey.SASL_HANDSHAKE:
+                    await answers.join()  # a re-authentication starts once every answer is out
+                if session is not None:
+                    renewed = await self._renew_session(reader, writer, client_address, frame, principal, session)
+                    if renewed is not None:
+                        principal, session = renewed
+                        continue
+                api_key = int.from_bytes(frame[:2], "big", signed=True)
+                if api_key in self._api_handlers.handlers or api_key in (ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
+                    answer: asyncio.Future | None = asyncio.ensure_future(self._answer(principal, client_address, frame))
+                else:
+                    if link is None or link.broken:
+                        link = await self._link()
+                    answer = await self._forward(link, principal, client_address, frame)
+                if answer is not None:
+                    await answers.put(answer)
+                if sender.done():
+                    return
+        finally:
+            sender.cancel()
+            if link is not None:
+                await link.close()
+
+    async def _link(self) -> UpstreamLink:
+        try:
+            return await self.gateway.connect(self.upstream_node)
+        except UpstreamError as error:
+            raise ConnectionClosed(str(error)) from None
+
+    async def _send_answers(self, writer, answers: asyncio.Queue) -> None:
+        """Write each answer in the order of the requests; close the connection on the first
+        that cannot be given (the upstream link broke, or the request is answered by closing)."""
+        while True:
+            answer = await answers.get()
+            try:
+                frame = await answer
+            except (UpstreamError, ConnectionClosed, KafkaError) as error:
+                log.info("closing a client connection: %s", error)
+                writer.transport.abort()
+                return
+            if frame is None:
+                writer.transport.abort()
+                return
+            writer.write(wire.size_prefixed(frame))
+            await writer.drain()
+            answers.task_done()
+
+    async def _forward(self, link: UpstreamLink, principal, client_address: str, frame: bytes) -> asyncio.Future | None:
+        """Authorize a request and send what may go on upstream: the future of the client's
+        answer (None for a request answered by nothing)."""
+        try:
+            api_key, version = wire.peek_api(frame)
+            if not self._api_handlers.serves(api_key, version):
+                raise ConnectionClosed(f"API key {api_key} v{version} is not served here")
+            request = wire.decode_request(frame)
+        except KafkaError as error:
+            raise ConnectionClosed(f"unreadable request: {error}") from None
+        context = wire.request_context(
+            request, principal, client_address, listener_name=self.listener_name, security_protocol=self.security_protocol
+        )
+        topic_names = self.gateway.topic_names
+        authorization = authorize_request(self.security, context, request.body, version, topic_names=topic_names)
+        if authorization.unknown_topic_ids:
+            try:
+                await self.gateway.refresh(link)
+            except (UpstreamError, KafkaError) as error:
+                raise ConnectionClosed(f"could not learn topic ids: {error}") from None
+            authorization = authorize_request(self.security, context, request.body, version, topic_names=topic_names)
+        correlation_id = request_correlation_id(frame)
+        answered = not (api_key == ApiKey.PRODUCE and request.body.acks == 0)
+        if not answered and authorization.refusals:
+            # Kafka answers nothing to acks=0, and closes the connection when it refuses.
+            raise ConnectionClosed("a Produce with acks=0 was refused")
+        if authorization.forward is None:
+            done = asyncio.get_running_loop().create_future()
+            done.set_result(wire.encode_response(authorization.response(), correlation_id=correlation_id))
+            return done
+        if authorization.unchanged:
+            out = frame
+        else:
+            out = wire.encode_request(authorization.forward, correlation_id=correlation_id, client_id=request.header.client_id)
+        try:
+            upstream_answer = link.send(out, expects_answer=answered)
+            await link.drain()
+        except UpstreamError as error:
+            raise ConnectionClosed(str(error)) from None
+        if upstream_answer is None:
+            return None
+        return asyncio.ensure_future(self._client_answer(upstream_answer, authorization, api_key, version, correlation_id))
+
+    async def _client_answer(self, upstream_answer: asyncio.Future, authorization, api_key: int, version: int,
+                             correlation_id: int) -> bytes:
+        frame = await upstream_answer
+        if authorization.passes_response and api_key not in NAMES_BROKERS:
+            return with_correlation_id(frame, correlation_id, 0)
+        try:
+            _, answer = wire.decode_response(frame, api_key, version)
+        except KafkaError as error:
+            raise UpstreamError(f"sent an unreadable {ApiKey(api_key).title} answer: {error}") from None
+        self.gateway.learn(api_key, answer)
+        response = authorization.response(answer)
+        brokers = brokers_in(api_key, response)
+        if brokers:
+            response = with_addresses(api_key, response, await self.addresses_of(brokers))
+        elif response is answer:
+            return with_correlation_id(frame, correlation_id, 0)
+        return wire.encode_response(response, correlation_id=correlation_id)

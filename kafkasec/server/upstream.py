@@ -1,0 +1,172 @@
+"""The gateway's side toward the broker behind it: pipelined connections to each upstream broker.
+
+An :class:`UpstreamLink` is one connection to one upstream broker, opened and logged in the
+way ``--command-config`` describes (:class:`~kafkasec.client.settings.ClientSettings`: TLS, SASL
+with SCRAM, PLAIN or OAUTHBEARER), then used as a pipe: frames go out as they come, each with
+the link's own correlation id, and the answers, which a Kafka broker sends in order, are
+matched to them in that order. A request that expects no answer (a Produce with acks=0) is
+sent without waiting for one.
+
+What the upstream sends is not trusted: a frame announced larger than
+``MAX_RESPONSE_BYTES`` or negative, an answer that does not carry the correlation id expected
+next, or silence longer than the request timeout (``request.timeout.ms`` of the upstream's
+properties) breaks the link: every request waiting on it fails with :class:`UpstreamError`,
+and the gateway closes the client connections that were using it (their clients treat it as
+a retriable network error, reconnect, and the gateway opens a new link).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+
+from kafkasec.client.connection import MAX_RESPONSE_BYTES, KafkaConnection
+from kafkasec.client.settings import ClientSettings
+from kafkasec.protocol import wire
+
+log = logging.getLogger("kafkasec.server.upstream")
+
+
+class UpstreamError(ConnectionError):
+    """The upstream broker could not be reached, went away, or sent what a broker does not."""
+
+
+def with_correlation_id(frame: bytes, correlation_id: int, offset: int) -> bytes:
+    """``frame`` with the int32 correlation id at ``offset`` replaced (4 in a request header,
+    0 in a response header): the rest of the bytes pass as they are."""
+    return b"".join((frame[:offset], correlation_id.to_bytes(4, "big", signed=True), frame[offset + 4:]))
+
+
+def request_correlation_id(frame: bytes) -> int:
+    return int.from_bytes(frame[4:8], "big", signed=True)
+
+
+class UpstreamLink:
+    """One logged-in, pipelined connection to one upstream broker; build it with :meth:`open`."""
+
+    def __init__(self, connection: KafkaConnection, address: tuple[str, int], *, request_timeout_s: float):
+        self.address = address
+        self.server_versions = connection.server_versions
+        self._reader, self._writer = connection.streams()
+        self._correlation_id = connection.next_correlation_id()
+        self._pending: collections.deque[tuple[int, asyncio.Future]] = collections.deque()
+        self._request_timeout_s = request_timeout_s
+        self._error: UpstreamError | None = None
+        self._reading = asyncio.get_running_loop().create_task(self._read_answers(), name=f"upstream-{address}")
+
+    @classmethod
+    async def open(cls, settings: ClientSettings, address: tuple[str, int]) -> UpstreamLink:
+        """Connect to ``address``, log in as ``settings`` says and learn its API versions;
+        UpstreamError naming the broker and why when that fails."""
+        host, port = address
+        timeout_s = settings.connection_setup_timeout_ms / 1000
+        try:
+            connection = await KafkaConnection.open(
+                host, port, client_id=settings.client_id, timeout=timeout_s, ssl_context=settings.ssl_context
+            )
+        except (OSError, asyncio.TimeoutError) as error:
+            raise UpstreamError(f"upstream broker {host}:{port} unreachable: {error or type(error).__name__}") from None
+        try:
+            await asyncio.wait_for(cls._log_in(connection, settings), timeout_s)
+        except BaseException as error:
+            await connection.close()
+            if isinstance(error, asyncio.TimeoutError):
+                raise UpstreamError(f"upstream broker {host}:{port} did not answer the login in {timeout_s:g} s") from None
+            if isinstance(error, (OSError, EOFError)) or type(error).__name__ == "InvalidRequestError":
+                raise UpstreamError(f"upstream broker {host}:{port}: {error}") from None
+            raise
+        return cls(connection, address, request_timeout_s=settings.request_timeout_ms / 1000)
+
+    @staticmethod
+    async def _log_in(connection: KafkaConnection, settings: ClientSettings) -> None:
+        await connection.negotiate()
+        if settings.login is not None:
+            await connection.authenticate(settings.login)
+
+    @property
+    def broken(self) -> bool:
+        return self._error is not None
+
+    def _next_correlation_id(self) -> int:
+        self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
+        return self._correlation_id
+
+    def send(self, frame: bytes, *, expects_answer: bool = True) -> asyncio.Future | None:
+        """Send a request frame (its own correlation id is replaced); the future of the answer
+        frame (whose correlation id is the link's: the caller puts its own back), or None
+        when no answer comes. Frames go out in the order of the calls."""
+        if self._error is not None:
+            raise self._error
+        correlation_id = self._next_correlation_id()
+        future: asyncio.Future | None = None
+        if expects_answer:
+            future = asyncio.get_running_loop().create_future()
+            self._pending.append((correlation_id, future))
+        self._writer.write(wire.size_prefixed(with_correlation_id(frame, correlation_id, 4)))
+        return future
+
+    async def drain(self) -> None:
+        """Wait while the upstream reads slower than clients send (back pressure)."""
+        try:
+            await self._writer.drain()
+        except (ConnectionError, OSError) as error:
+            self._fail(UpstreamError(f"upstream broker {self.address[0]}:{self.address[1]} went away: {error}"))
+            raise self._error from None  # type: ignore[misc]
+
+    async def request(self, body):
+        """Send a kio request body of the gateway's own (a Metadata refresh); its response body."""
+        frame = wire.encode_request(body, correlation_id=0, client_id="kafkasec-gateway")
+        future = self.send(frame)
+        assert future is not None
+        await self.drain()
+        answer = await future
+        return wire.decode_response(answer, body.__api_key__, body.__version__)[1]
+
+    async def _read_answers(self) -> None:
+        reader = self._reader
+        try:
+            while True:
+                waiting = bool(self._pending)
+                read = reader.readexactly(wire.FRAME_SIZE.size)
+                size_bytes = await (asyncio.wait_for(read, self._request_timeout_s) if waiting else read)
+                (size,) = wire.FRAME_SIZE.unpack(size_bytes)
+                if not 4 <= size <= MAX_RESPONSE_BYTES:
+                    raise UpstreamError(f"announced a {size}-byte answer (at most {MAX_RESPONSE_BYTES})")
+                frame = await asyncio.wait_for(reader.readexactly(size), self._request_timeout_s)
+                if not self._pending:
+                    raise UpstreamError("sent an answer to no request")
+                expected, future = self._pending.popleft()
+                answered = int.from_bytes(frame[:4], "big", signed=True)
+                if answered != expected:
+                    raise UpstreamError(f"answered correlation id {answered} where {expected} was next")
+                if not future.done():
+                    future.set_result(frame)
+        except asyncio.TimeoutError:
+            self._fail(UpstreamError(f"no answer in {self._request_timeout_s:g} s (request.timeout.ms)"))
+        except asyncio.IncompleteReadError:
+            self._fail(UpstreamError("closed the connection"))
+        except (ConnectionError, OSError) as error:
+            self._fail(UpstreamError(str(error) or type(error).__name__))
+        except asyncio.CancelledError:
+            self._fail(UpstreamError("the link was closed"), quietly=True)
+            raise
+
+    def _fail(self, error: UpstreamError, *, quietly: bool = False) -> None:
+        if self._error is None:
+            self._error = UpstreamError(f"upstream broker {self.address[0]}:{self.address[1]}: {error}")
+            if not quietly:
+                log.warning("%s", self._error)
+        while self._pending:
+            _, future = self._pending.popleft()
+            if not future.done():
+                future.set_exception(self._error)
+        self._writer.transport.abort()
+
+    async def close(self) -> None:
+        self._reading.cancel()
+        try:
+            await self._reading
+        except (asyncio.CancelledError, UpstreamError):
+            pass
+        self._writer.transport.abort()
