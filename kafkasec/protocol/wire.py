@@ -452,7 +452,7 @@ def _zero_fields(entity_type: type) -> tuple[frozenset[str], dict[str, typing.An
     return frozenset(field.name for field in dataclasses.fields(entity_type)), zeros
 
 
-def build(entity_type: type, **values):
+def build(entity_type: type, /, **values):
     """An instance of a kio class with ``values``; every other field without a schema default
     is zero (empty string, empty array, no error, no records).
 

@@ -4,8 +4,9 @@ An :class:`UpstreamLink` is one connection to one upstream broker, opened and lo
 way ``--command-config`` describes (:class:`~kafkasec.client.settings.ClientSettings`: TLS, SASL
 with SCRAM, PLAIN or OAUTHBEARER), then used as a pipe: frames go out as they come, each with
 the link's own correlation id, and the answers, which a Kafka broker sends in order, are
-matched to them in that order. A request that expects no answer (a Produce with acks=0) is
-sent without waiting for one.
+matched to them in that order. A request Kafka answers with nothing (a Produce with acks=0)
+may be answered all the same by a broker that is not Kafka (Tansu answers it): such an answer
+is read and dropped, and an answer that skips it is taken as the next one.
 
 What the upstream sends is not trusted: a frame announced larger than
 ``MAX_RESPONSE_BYTES`` or negative, an answer that does not carry the correlation id expected
@@ -26,6 +27,9 @@ from kafkasec.client.settings import ClientSettings
 from kafkasec.protocol import wire
 
 log = logging.getLogger("kafkasec.server.upstream")
+
+
+MAX_UNANSWERED = 4096
 
 
 class UpstreamError(ConnectionError):
@@ -50,7 +54,8 @@ class UpstreamLink:
         self.server_versions = connection.server_versions
         self._reader, self._writer = connection.streams()
         self._correlation_id = connection.next_correlation_id()
-        self._pending: collections.deque[tuple[int, asyncio.Future]] = collections.deque()
+        self._pending: collections.deque[tuple[int, asyncio.Future | None]] = collections.deque()
+        """Requests sent and not yet answered, in order; None: an answer that may not come."""
         self._request_timeout_s = request_timeout_s
         self._error: UpstreamError | None = None
         self._reading = asyncio.get_running_loop().create_task(self._read_answers(), name=f"upstream-{address}")
@@ -99,10 +104,12 @@ class UpstreamLink:
         if self._error is not None:
             raise self._error
         correlation_id = self._next_correlation_id()
-        future: asyncio.Future | None = None
-        if expects_answer:
-            future = asyncio.get_running_loop().create_future()
-            self._pending.append((correlation_id, future))
+        future: asyncio.Future | None = asyncio.get_running_loop().create_future() if expects_answer else None
+        self._pending.append((correlation_id, future))
+        # Kafka never answers acks=0: their entries, at the head, are let go once there are
+        # many (a broker that does answer them, as Tansu, has answered long before).
+        while len(self._pending) > MAX_UNANSWERED and self._pending[0][1] is None:
+            self._pending.popleft()
         self._writer.write(wire.size_prefixed(with_correlation_id(frame, correlation_id, 4)))
         return future
 
@@ -127,20 +134,22 @@ class UpstreamLink:
         reader = self._reader
         try:
             while True:
-                waiting = bool(self._pending)
+                waiting = any(future is not None for _, future in self._pending)
                 read = reader.readexactly(wire.FRAME_SIZE.size)
                 size_bytes = await (asyncio.wait_for(read, self._request_timeout_s) if waiting else read)
                 (size,) = wire.FRAME_SIZE.unpack(size_bytes)
                 if not 4 <= size <= MAX_RESPONSE_BYTES:
                     raise UpstreamError(f"announced a {size}-byte answer (at most {MAX_RESPONSE_BYTES})")
                 frame = await asyncio.wait_for(reader.readexactly(size), self._request_timeout_s)
-                if not self._pending:
-                    raise UpstreamError("sent an answer to no request")
-                expected, future = self._pending.popleft()
                 answered = int.from_bytes(frame[:4], "big", signed=True)
+                while self._pending and self._pending[0][1] is None and self._pending[0][0] != answered:
+                    self._pending.popleft()  # an acks=0 Produce the upstream did not answer
+                if not self._pending:
+                    raise UpstreamError(f"sent an answer (correlation id {answered}) to no request")
+                expected, future = self._pending.popleft()
                 if answered != expected:
                     raise UpstreamError(f"answered correlation id {answered} where {expected} was next")
-                if not future.done():
+                if future is not None and not future.done():
                     future.set_result(frame)
         except asyncio.TimeoutError:
             self._fail(UpstreamError(f"no answer in {self._request_timeout_s:g} s (request.timeout.ms)"))
@@ -159,7 +168,7 @@ class UpstreamLink:
                 log.warning("%s", self._error)
         while self._pending:
             _, future = self._pending.popleft()
-            if not future.done():
+            if future is not None and not future.done():
                 future.set_exception(self._error)
         self._writer.transport.abort()
 
