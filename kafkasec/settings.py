@@ -167,6 +167,8 @@ BUILTIN_SETTINGS = (
     _s("max.connections.per.ip.overrides", "list", "", "kafkasec.server", "host:count exceptions to the above"),
     _s("kafkasec.server.unauthenticated.max.bytes", "count", 32 * 1024 * 1024, "kafkasec.server",
        "bytes of large frames held for clients not logged in, all together"),
+    _s("kafkasec.server.reuse.port", "boolean", False, "kafkasec.server",
+       "listen with SO_REUSEPORT, so that several kafkasec serve processes share the listeners' ports"),
     # The gateway (kafkasec serve --upstream): every other kafkasec.upstream.* key is a client
     # property of the gateway's login upstream (security.protocol, sasl.*, ssl.*).
     _s("kafkasec.upstream.bootstrap.servers", "list", None, "kafkasec.server.gateway",

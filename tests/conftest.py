@@ -67,3 +67,25 @@ def broker_and_controller(tmp_path):
             )
             with serving(security, controller=link, node_id=1) as broker:
                 yield security, broker, controller
+
+
+# The gateway in front of a real broker (gateway_support.py, tansu_support.py).
+
+
+@pytest.fixture(scope="module")
+def tansu():
+    """Tansu, a Kafka-compatible broker without ACLs, as its own process on a free port."""
+    from tansu_support import TansuBroker
+
+    with TansuBroker() as broker:
+        yield broker
+
+
+@pytest.fixture
+def gateway(server_state, tansu):
+    """A SASL_PLAINTEXT gateway (SCRAM users of server_support.PASSWORDS, User:admin a super
+    user) in front of ``tansu``; its KafkaSecurity is ``gateway.security``."""
+    from gateway_support import gateway_running, gateway_security
+
+    with gateway_security(server_state, tansu.bootstrap) as security, gateway_running(security) as endpoint:
+        yield endpoint

@@ -9,6 +9,7 @@ over real sockets (tests/server/test_server_gateway.py).
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import typing
 import uuid
 
@@ -26,7 +27,8 @@ TOPIC_ID = uuid.UUID("6b6b6b6b-0000-4000-8000-000000000001")
 
 
 def make(entity_type: type, values: dict):
-    """A kio entity from nested dicts and lists (each dict becomes its field's item type)."""
+    """A kio entity from nested dicts and lists (each dict becomes its field's item type;
+    milliseconds become the timedeltas kio holds)."""
     built = {}
     for field in dataclasses.fields(entity_type):
         if field.name not in values:
@@ -39,6 +41,8 @@ def make(entity_type: type, values: dict):
             value = tuple(value)
         elif isinstance(value, dict):
             value = make(wire.item_type(entity_type, field.name), value)
+        elif isinstance(value, int) and field.metadata.get("kafka_type", "").startswith("timedelta"):
+            value = datetime.timedelta(milliseconds=value)  # kio carries durations as timedeltas
         built[field.name] = value
     return wire.build(entity_type, **built)
 

@@ -60,7 +60,7 @@ from kafkasec.protocol.registry import ApiHandlers
 from kafkasec.server.authenticator import SCRAM_MECHANISMS, Authenticator, answer_after_login
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.limits import SMALL_FRAME_BYTES, ConnectionQuotas, LimitExceeded, UnauthenticatedBytes
-from kafkasec.settings import SECURITY_PROTOCOLS, parse_count, parse_milliseconds
+from kafkasec.settings import SECURITY_PROTOCOLS, parse_bool, parse_count, parse_milliseconds
 from kafkasec.tls import server_ssl_context
 
 log = logging.getLogger("kafkasec.server")
@@ -74,6 +74,7 @@ DEFAULT_IDLE_TIMEOUT_MS = 600_000
 SASL_ENABLED_MECHANISMS = "sasl.enabled.mechanisms"
 MAX_REAUTH_MS = "connections.max.reauth.ms"
 IO_THREADS = "num.io.threads"
+REUSE_PORT = "kafkasec.server.reuse.port"
 DEFAULT_IO_THREADS = min(8, os.cpu_count() or 1)
 INLINE_APIS = frozenset({
     ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE,
@@ -145,6 +146,9 @@ class Endpoint:
         self.reauthentications = 0
         """How many times a connection re-authenticated (KIP-368), for tests and monitoring."""
         self.io_threads = parse_count(config, IO_THREADS, DEFAULT_IO_THREADS, unit="threads")
+        # Several processes on one host may share a listener's port (SO_REUSEPORT): the kernel
+        # spreads their connections, one core each (docs/gateway.md).
+        self.reuse_port = parse_bool(REUSE_PORT, config.get(REUSE_PORT, False))
         if self.io_threads < 1:
             raise ValueError(f"{IO_THREADS} must be at least 1, not {self.io_threads}")
         self.connection_quotas = ConnectionQuotas.from_config(config)
@@ -191,7 +195,7 @@ class Endpoint:
         handshake_timeout = None if self.ssl_context is None else max(self.idle_timeout_ms / 1000, 0.001)
         self._server = await asyncio.start_server(
             self._accept, self.host, self.port, limit=SMALL_FRAME_BYTES,
-            ssl=self.ssl_context, ssl_handshake_timeout=handshake_timeout,
+            ssl=self.ssl_context, ssl_handshake_timeout=handshake_timeout, reuse_port=self.reuse_port or None,
         )
         self._pools = {
             name: concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix=f"kafkasec-{name}-{self.node_id}")

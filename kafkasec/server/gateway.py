@@ -171,6 +171,8 @@ class GatewayEndpoint(Endpoint):
         return apis
 
     async def start(self) -> GatewayEndpoint:
+        if not self.gateway.upstream_versions:  # the first listener of a gateway not yet started
+            await self.gateway.start()
         await super().start()
         if self._bootstrap is None:
             await self.addresses_of(self.gateway.brokers)
