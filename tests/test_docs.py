@@ -30,6 +30,7 @@ RUNNABLE_PAGES = [
     "docs/tokens.md",
     pytest.param("docs/grids.md", marks=pytest.mark.slow),  # starts Spark
     "docs/embedding.md",
+    "docs/request-authorization.md",
 ]
 
 

@@ -78,6 +78,13 @@ def _unadvertised(config: Mapping[str, object]) -> frozenset[ApiKey]:
     return frozenset(by_title[name] for name in names)
 
 
+def _unanswered(answer: asyncio.Future) -> None:
+    """Marks the error of an answer whose client went away before it was sent as seen: the
+    connection is closed already, and its upstream link's failure was logged."""
+    if not answer.cancelled():
+        answer.exception()
+
+
 class Gateway:
     """What all listeners of one gateway process share: how to reach the upstream, the API
     versions it speaks, its brokers, and the topic names behind topic ids."""
@@ -305,7 +312,9 @@ class GatewayEndpoint(Endpoint):
             raise ConnectionClosed(str(error)) from None
         if upstream_answer is None:
             return None
-        return asyncio.ensure_future(self._client_answer(upstream_answer, authorization, api_key, version, correlation_id))
+        answer = asyncio.ensure_future(self._client_answer(upstream_answer, authorization, api_key, version, correlation_id))
+        answer.add_done_callback(_unanswered)
+        return answer
 
     async def _client_answer(self, upstream_answer: asyncio.Future, authorization, api_key: int, version: int,
                              correlation_id: int) -> bytes:

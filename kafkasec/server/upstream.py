@@ -58,6 +58,7 @@ class UpstreamLink:
         """Requests sent and not yet answered, in order; None: an answer that may not come."""
         self._request_timeout_s = request_timeout_s
         self._error: UpstreamError | None = None
+        self._closing = False
         self._reading = asyncio.get_running_loop().create_task(self._read_answers(), name=f"upstream-{address}")
 
     @classmethod
@@ -134,13 +135,11 @@ class UpstreamLink:
         reader = self._reader
         try:
             while True:
-                waiting = any(future is not None for _, future in self._pending)
-                read = reader.readexactly(wire.FRAME_SIZE.size)
-                size_bytes = await (asyncio.wait_for(read, self._request_timeout_s) if waiting else read)
+                size_bytes = await self._within_timeout(reader.readexactly(wire.FRAME_SIZE.size))
                 (size,) = wire.FRAME_SIZE.unpack(size_bytes)
                 if not 4 <= size <= MAX_RESPONSE_BYTES:
                     raise UpstreamError(f"announced a {size}-byte answer (at most {MAX_RESPONSE_BYTES})")
-                frame = await asyncio.wait_for(reader.readexactly(size), self._request_timeout_s)
+                frame = await self._within_timeout(reader.readexactly(size))
                 answered = int.from_bytes(frame[:4], "big", signed=True)
                 while self._pending and self._pending[0][1] is None and self._pending[0][0] != answered:
                     self._pending.popleft()  # an acks=0 Produce the upstream did not answer
@@ -151,15 +150,28 @@ class UpstreamLink:
                     raise UpstreamError(f"answered correlation id {answered} where {expected} was next")
                 if future is not None and not future.done():
                     future.set_result(frame)
-        except asyncio.TimeoutError:
-            self._fail(UpstreamError(f"no answer in {self._request_timeout_s:g} s (request.timeout.ms)"))
+        except UpstreamError as error:
+            self._fail(error)
         except asyncio.IncompleteReadError:
-            self._fail(UpstreamError("closed the connection"))
+            self._fail(UpstreamError("closed the connection"), quietly=self._closing)
         except (ConnectionError, OSError) as error:
-            self._fail(UpstreamError(str(error) or type(error).__name__))
-        except asyncio.CancelledError:
-            self._fail(UpstreamError("the link was closed"), quietly=True)
-            raise
+            self._fail(UpstreamError(str(error) or type(error).__name__), quietly=self._closing)
+
+    async def _within_timeout(self, read):
+        """``read``, failing the link if a request waits longer than request.timeout.ms.
+
+        A timer that aborts the connection, not asyncio.wait_for: on Python 3.11 wait_for can
+        swallow the cancellation that closing the link sends, leaving the reader running."""
+        if not any(future is not None for _, future in self._pending):
+            return await read
+        timer = asyncio.get_running_loop().call_later(self._request_timeout_s, self._time_out)
+        try:
+            return await read
+        finally:
+            timer.cancel()
+
+    def _time_out(self) -> None:
+        self._fail(UpstreamError(f"no answer in {self._request_timeout_s:g} s (request.timeout.ms)"))
 
     def _fail(self, error: UpstreamError, *, quietly: bool = False) -> None:
         if self._error is None:
@@ -173,9 +185,7 @@ class UpstreamLink:
         self._writer.transport.abort()
 
     async def close(self) -> None:
-        self._reading.cancel()
-        try:
-            await self._reading
-        except (asyncio.CancelledError, UpstreamError):
-            pass
-        self._writer.transport.abort()
+        """Close the link; requests still waiting fail with UpstreamError."""
+        self._closing = True
+        self._fail(UpstreamError("the link was closed"), quietly=True)  # aborting the socket ends the reader
+        await asyncio.gather(self._reading, return_exceptions=True)
