@@ -307,13 +307,18 @@ class GatewayEndpoint(Endpoint):
             out = wire.encode_request(authorization.forward, correlation_id=correlation_id, client_id=request.header.client_id)
         try:
             upstream_answer = link.send(out, expects_answer=answered)
+        except UpstreamError as error:
+            raise ConnectionClosed(str(error)) from None
+        answer = None
+        if upstream_answer is not None:
+            # Made before waiting on the upstream's pace, so that a failure of the link is
+            # always someone's to see.
+            answer = asyncio.ensure_future(self._client_answer(upstream_answer, authorization, api_key, version, correlation_id))
+            answer.add_done_callback(_unanswered)
+        try:
             await link.drain()
         except UpstreamError as error:
             raise ConnectionClosed(str(error)) from None
-        if upstream_answer is None:
-            return None
-        answer = asyncio.ensure_future(self._client_answer(upstream_answer, authorization, api_key, version, correlation_id))
-        answer.add_done_callback(_unanswered)
         return answer
 
     async def _client_answer(self, upstream_answer: asyncio.Future, authorization, api_key: int, version: int,

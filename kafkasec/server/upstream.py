@@ -119,7 +119,7 @@ class UpstreamLink:
         try:
             await self._writer.drain()
         except (ConnectionError, OSError) as error:
-            self._fail(UpstreamError(f"upstream broker {self.address[0]}:{self.address[1]} went away: {error}"))
+            self._fail(UpstreamError(f"went away: {error}"))
             raise self._error from None  # type: ignore[misc]
 
     async def request(self, body):
