@@ -193,8 +193,4 @@ def whole_error_response(incoming: Incoming, error: KafkaErrorCode) -> ResponseM
     return respond
 
 
-def pattern(resource_type: ResourceType, name: str) -> ResourcePattern:
-    return ResourcePattern(resource_type, name)
-
-
 CLUSTER = ResourcePattern(ResourceType.CLUSTER, CLUSTER_NAME)

@@ -21,7 +21,6 @@ from kafkasec.protocol.request_rules.core import (
     error_fields,
     field_names,
     replace,
-    whole_error_response,
 )
 from kafkasec.protocol.request_rules.items import ItemLayout, ItemRule, WholeRule
 from kafkasec.protocol.request_rules.topics import Check, TopicLayout, TopicPartitionRule, topic_name
@@ -316,20 +315,6 @@ def _share_group_checks(incoming: Incoming):
         yield Check(READ, GROUP, group_id, GROUP_AUTHORIZATION_FAILED)
 
 
-class DeleteShareGroupOffsetsRule(ItemRule):
-    """DELETE on the group (refused whole), then READ on each topic."""
-
-    def __init__(self):
-        layout = ItemLayout("topics", "responses", key="topic_name", response_key="topic_name")
-        super().__init__(layout, TOPIC, READ, TOPIC_AUTHORIZATION_FAILED, checks=group_check(DELETE))
-
-    def decide(self, incoming: Incoming) -> RequestAuthorization:
-        check = next(iter(self.checks(incoming)))
-        if not incoming.ask([check.question]).allowed(*check.question):
-            return incoming.refused_whole(check.error, check.resource, whole_error_response(incoming, check.error))
-        return super().decide(incoming)
-
-
 SHARE_OFFSETS_PARTITION_ERROR = {"start_offset": -1, "lag": -1, "leader_epoch": -1}
 
 
@@ -415,5 +400,9 @@ RULES: dict[ApiKey, Rule] = {
     ApiKey.ALTER_SHARE_GROUP_OFFSETS: TopicPartitionRule(
         ALTER_SHARE_GROUP_OFFSETS_LAYOUT, READ, checks=group_check(READ), check_error_at_top=True
     ),
-    ApiKey.DELETE_SHARE_GROUP_OFFSETS: DeleteShareGroupOffsetsRule(),
+    # DELETE on the group (refused whole), then READ on each topic, refused per topic.
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS: ItemRule(
+        ItemLayout("topics", "responses", key="topic_name", response_key="topic_name"), TOPIC, READ,
+        TOPIC_AUTHORIZATION_FAILED, checks=group_check(DELETE), check_error_at_top=True,
+    ),
 }

@@ -27,9 +27,8 @@ from kafkasec.protocol.request_rules.core import (
     Rule,
     error_fields,
     replace,
-    whole_error_response,
 )
-from kafkasec.protocol.request_rules.topics import Checks, first_refused, no_checks
+from kafkasec.protocol.request_rules.topics import Checks, first_refused, no_checks, refused_by
 
 
 class WholeRule(Rule):
@@ -45,7 +44,7 @@ class WholeRule(Rule):
         checks = list(self.checks(incoming))
         refused = first_refused(checks, incoming.ask(check.question for check in checks)) if checks else None
         if refused is not None:
-            return incoming.refused_whole(refused.error, refused.resource, whole_error_response(incoming, refused.error))
+            return refused_by(incoming, refused)
         respond = None if self.respond is None else self.respond(incoming)
         return incoming.decided(incoming.body, respond=respond)
 
@@ -81,12 +80,15 @@ class ItemRule(Rule):
         error: KafkaErrorCode,
         *,
         checks: Checks = no_checks,
+        check_error_at_top: bool = False,
     ):
         self.layout = layout
         self.resource_type = resource_type
         self.operation = operation
         self.error = error
         self.checks = checks
+        self.check_error_at_top = check_error_at_top
+        """A refused check is answered in the response's top-level error field, not on every item."""
 
     def question(self, incoming: Incoming, item) -> Question | None:
         """What ``item`` needs (None: nothing, it goes on)."""
@@ -110,6 +112,8 @@ class ItemRule(Rule):
         questions = [self.question(incoming, item) for item in items]
         verdicts = incoming.ask([check.question for check in checks] + [q for q in questions if q is not None])
         refused_check = first_refused(checks, verdicts)
+        if refused_check is not None and self.check_error_at_top:
+            return refused_by(incoming, refused_check)
         kept, refused = [], []
         for item, question in zip(items, questions):
             if refused_check is not None:

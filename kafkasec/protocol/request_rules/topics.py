@@ -85,6 +85,11 @@ def no_checks(incoming: Incoming) -> Iterable[Check]:
     return ()
 
 
+def refused_by(incoming: Incoming, check: Check) -> RequestAuthorization:
+    """The whole request refused by ``check``, its error in the response's top-level field."""
+    return incoming.refused_whole(check.error, check.resource, whole_error_response(incoming, check.error))
+
+
 def first_refused(checks: Iterable[Check], verdicts) -> Check | None:
     """The first check, in Kafka's order, that security refused."""
     return next((check for check in checks if not verdicts.allowed(*check.question)), None)
@@ -177,9 +182,7 @@ class TopicPartitionRule(Rule):
         )
         refused_check = first_refused(checks, verdicts)
         if refused_check is not None and self.check_error_at_top:
-            return incoming.refused_whole(
-                refused_check.error, refused_check.resource, whole_error_response(incoming, refused_check.error)
-            )
+            return refused_by(incoming, refused_check)
         kept: list[Any] = []
         refused: list[tuple[Any, str | None, KafkaErrorCode]] = []
         unknown_ids: set[uuid.UUID] = set()
