@@ -7,7 +7,8 @@ what comes back is cut to what the caller may DESCRIBE:
 - a topic named and refused is answered TOPIC_AUTHORIZATION_FAILED (29) before its existence is
   looked at, so that nothing leaks; a topic named by an id nobody knows, UNKNOWN_TOPIC_ID (100);
 - a request for every topic is answered with the topics the caller may DESCRIBE, refusals not
-  logged (a listing is not an attempt);
+  logged (a listing is not an attempt); a request naming topics (none included) is answered
+  with those only, whatever the broker behind adds;
 - a topic that does not exist is created only for a caller with CREATE on the cluster or on the
   topic: without it for some topic named, the request goes on with ``allow_auto_topic_creation``
   false (the broker then answers UNKNOWN_TOPIC_OR_PARTITION, as Kafka does for that caller);
@@ -82,8 +83,6 @@ class TopicListingRule(Rule):
                 forward = replace(forward, allow_auto_topic_creation=False)
         wants_operations = self.always_operations or getattr(body, "include_topic_authorized_operations", False)
         wants_cluster_operations = getattr(body, "include_cluster_authorized_operations", False)
-        if forward is body and not everything and not wants_operations and not wants_cluster_operations and not not_creatable:
-            return incoming.allowed_whole()
         schema = incoming.response_schema
         topic_type = wire.item_type(schema, "topics")
         # A topic named by id is answered with its id and no name: ids are not secret, names are.
@@ -111,7 +110,9 @@ class TopicListingRule(Rule):
             if everything:
                 described = topics_described(incoming, (t.name for t in topics))
                 topics = tuple(t for t in topics if t.name in described)
-            elif len(kept) < len(requested):
+            else:
+                # Only what was asked, whatever the broker adds: a broker that answers an empty
+                # list with every topic (Tansu does; Kafka answers none) must not list them here.
                 asked = {topic_name(incoming, t) for t in kept}
                 topics = tuple(t for t in topics if t.name in asked)
             if not_creatable:
