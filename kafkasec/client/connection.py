@@ -54,10 +54,14 @@ class KafkaConnection:
         client_id: str | None = "kafkasec",
         timeout: float = 10.0,
         ssl_context: ssl.SSLContext | None = None,
+        read_buffer_bytes: int = 2**16,
     ) -> KafkaConnection:
         """Connect (over TLS with ``ssl_context``, checking the certificate names ``host`` when the
-        context checks host names)."""
-        connecting = asyncio.open_connection(host, port, ssl=ssl_context, server_hostname=host if ssl_context else None)
+        context checks host names). ``read_buffer_bytes`` is how much is read ahead of the
+        caller: more for a connection that carries large answers (the gateway's upstream)."""
+        connecting = asyncio.open_connection(
+            host, port, ssl=ssl_context, server_hostname=host if ssl_context else None, limit=read_buffer_bytes
+        )
         reader, writer = await asyncio.wait_for(connecting, timeout)
         return cls(reader, writer, client_id=client_id)
 

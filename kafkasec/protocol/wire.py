@@ -224,7 +224,8 @@ def _field_checker(field, flexible: bool, is_header: bool, tagged: bool):
 
 
 @functools.lru_cache(maxsize=None)
-def _entity_checker(entity_type: type[Entity]):
+def _field_steps(entity_type: type[Entity]) -> tuple[tuple, dict]:
+    """The checkers of an entity's plain fields, in order, and of its tagged fields, by tag."""
     from kio.serial._introspect import get_field_tag
 
     flexible = entity_type.__flexible__
@@ -236,24 +237,53 @@ def _entity_checker(entity_type: type[Entity]):
             plain.append(_field_checker(field, flexible, is_header, False))
         else:
             tagged[int(tag)] = _field_checker(field, flexible, is_header, True)
+    return tuple(plain), tagged
+
+
+def _tags(frame: _Frame, tagged: dict) -> list[int]:
+    """Step over a tagged-field section, checking the fields it knows; the tags present."""
+    fields = frame.uvarint()
+    if fields > frame.end - frame.offset:
+        raise InvalidRequestError(f"{fields} tagged fields claimed, but only {frame.end - frame.offset} bytes remain")
+    tags = []
+    for _ in range(fields):
+        tag, size = frame.uvarint(), frame.uvarint()
+        start = frame.offset
+        frame.skip(size, f"tagged field {tag}")
+        known = tagged.get(tag)
+        if known is not None:  # read it within its own size
+            known(_Frame(frame.data, start, start + size))
+        tags.append(tag)
+    return tags
+
+
+@functools.lru_cache(maxsize=None)
+def _entity_checker(entity_type: type[Entity]):
+    flexible = entity_type.__flexible__
+    plain, tagged = _field_steps(entity_type)
 
     def check(frame: _Frame) -> None:
         for step in plain:
             step(frame)
-        if not flexible:
-            return
-        fields = frame.uvarint()
-        if fields > frame.end - frame.offset:
-            raise InvalidRequestError(f"{fields} tagged fields claimed, but only {frame.end - frame.offset} bytes remain")
-        for _ in range(fields):
-            tag, size = frame.uvarint(), frame.uvarint()
-            start = frame.offset
-            frame.skip(size, f"tagged field {tag}")
-            known = tagged.get(tag)
-            if known is not None:  # read it within its own size
-                known(_Frame(frame.data, start, start + size))
+        if flexible:
+            _tags(frame, tagged)
 
     return check
+
+
+def response_tags(frame: bytes, api_key: int, version: int) -> frozenset[int]:
+    """The top-level tagged fields present in a response frame, found by walking its lengths
+    without building it (a Fetch answer's records are stepped over, not copied): whether an
+    answer carries, say, KIP-951's ``node_endpoints`` (tag 0) costs a walk, not a decode.
+    InvalidRequestError if a length claims more than the frame holds."""
+    schema = response_schema(api_key, version)
+    if not schema.__flexible__:
+        return frozenset()
+    cursor = _Frame(frame, 0, len(frame))
+    _entity_checker(_response_header_type(schema))(cursor)
+    for step in _field_steps(schema)[0]:
+        step(cursor)
+    return frozenset(_tags(cursor, _field_steps(schema)[1]))
 
 
 def check_lengths(entity_type: type, data: bytes, offset: int = 0) -> int:

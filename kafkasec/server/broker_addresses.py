@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.request_rules.core import field_names, replace
 
@@ -29,8 +30,18 @@ _BROKER_FIELDS: dict[int, tuple[tuple[str | None, str], ...]] = {
     ApiKey.SHARE_ACKNOWLEDGE: (("node_endpoints", "node_id"),),
 }
 
-NAMES_BROKERS = frozenset(_BROKER_FIELDS)
-"""The APIs whose answers may name brokers."""
+_TAGGED: dict[int, int] = {ApiKey.PRODUCE: 0, ApiKey.FETCH: 0}
+"""The APIs that name brokers only in a top-level tagged field (KIP-951's node_endpoints, tag 0):
+an answer without it names none, and passes unread."""
+
+
+def names_brokers(api_key: int, version: int, frame: bytes) -> bool:
+    """Whether the answer ``frame`` to a request of ``api_key`` v``version`` may name brokers.
+    InvalidRequestError if it is not a well-formed answer where that had to be read."""
+    if api_key not in _BROKER_FIELDS:
+        return False
+    tag = _TAGGED.get(api_key)
+    return tag is None or tag in wire.response_tags(frame, api_key, version)
 
 
 def _entries(response, field: str | None, id_field: str):

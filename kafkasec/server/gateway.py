@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from kafkasec.client.settings import ClientSettings
 from kafkasec.errors import KafkaError
@@ -43,9 +43,9 @@ from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.api_versions import VersionRanges, kio_versions
 from kafkasec.protocol.registry import ApiHandlers
 from kafkasec.protocol.request_rules import RULES, authorize_request
-from kafkasec.server.broker_addresses import NAMES_BROKERS, Address, brokers_in, with_addresses
+from kafkasec.server.broker_addresses import Address, brokers_in, names_brokers, with_addresses
 from kafkasec.server.endpoint import ConnectionClosed, Endpoint
-from kafkasec.server.upstream import UpstreamError, UpstreamLink, request_correlation_id, with_correlation_id
+from kafkasec.server.upstream import UpstreamError, UpstreamLink, framed, request_correlation_id
 
 log = logging.getLogger("kafkasec.server.gateway")
 
@@ -233,7 +233,7 @@ class GatewayEndpoint(Endpoint):
                         continue
                 api_key = int.from_bytes(frame[:2], "big", signed=True)
                 if api_key in self._api_handlers.handlers or api_key in (ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
-                    answer: asyncio.Future | None = asyncio.ensure_future(self._answer(principal, client_address, frame))
+                    answer: asyncio.Future | None = asyncio.ensure_future(self._local_answer(principal, client_address, frame))
                 else:
                     if link is None or link.broken:
                         link = await self._link()
@@ -247,6 +247,11 @@ class GatewayEndpoint(Endpoint):
             if link is not None:
                 await link.close()
 
+    async def _local_answer(self, principal, client_address: str, frame: bytes) -> Sequence[bytes] | None:
+        """An API kafkasec answers itself (ApiVersions, the security APIs), as the endpoint does."""
+        answer = await self._answer(principal, client_address, frame)
+        return None if answer is None else (wire.size_prefixed(answer),)
+
     async def _link(self) -> UpstreamLink:
         try:
             return await self.gateway.connect(self.upstream_node)
@@ -259,15 +264,16 @@ class GatewayEndpoint(Endpoint):
         while True:
             answer = await answers.get()
             try:
-                frame = await answer
+                pieces = await answer
             except (UpstreamError, ConnectionClosed, KafkaError) as error:
                 log.info("closing a client connection: %s", error)
                 writer.transport.abort()
                 return
-            if frame is None:
+            if pieces is None:
                 writer.transport.abort()
                 return
-            writer.write(wire.size_prefixed(frame))
+            for piece in pieces:
+                writer.write(piece)
             await writer.drain()
             answers.task_done()
 
@@ -299,7 +305,7 @@ class GatewayEndpoint(Endpoint):
             raise ConnectionClosed("a Produce with acks=0 was refused")
         if authorization.forward is None:
             done = asyncio.get_running_loop().create_future()
-            done.set_result(wire.encode_response(authorization.response(), correlation_id=correlation_id))
+            done.set_result((wire.size_prefixed(wire.encode_response(authorization.response(), correlation_id=correlation_id)),))
             return done
         if authorization.unchanged:
             out = frame
@@ -322,11 +328,13 @@ class GatewayEndpoint(Endpoint):
         return answer
 
     async def _client_answer(self, upstream_answer: asyncio.Future, authorization, api_key: int, version: int,
-                             correlation_id: int) -> bytes:
+                             correlation_id: int) -> Sequence[bytes | memoryview]:
+        """The client's answer, in pieces to write one after the other: the upstream's bytes
+        with the client's correlation id when they may pass, else the merged response."""
         frame = await upstream_answer
-        if authorization.passes_response and api_key not in NAMES_BROKERS:
-            return with_correlation_id(frame, correlation_id, 0)
         try:
+            if authorization.passes_response and not names_brokers(api_key, version, frame):
+                return framed(frame, correlation_id, 0)
             _, answer = wire.decode_response(frame, api_key, version)
         except KafkaError as error:
             raise UpstreamError(f"sent an unreadable {ApiKey(api_key).title} answer: {error}") from None
@@ -336,5 +344,5 @@ class GatewayEndpoint(Endpoint):
         if brokers:
             response = with_addresses(api_key, response, await self.addresses_of(brokers))
         elif response is answer:
-            return with_correlation_id(frame, correlation_id, 0)
-        return wire.encode_response(response, correlation_id=correlation_id)
+            return framed(frame, correlation_id, 0)
+        return (wire.size_prefixed(wire.encode_response(response, correlation_id=correlation_id)),)
