@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import ipaddress
 
 from attrs import field, frozen, validators
@@ -18,22 +19,32 @@ def java_host_address(address: object) -> str:
     ``0:0:0:0:0:0:0:1`` and an IPv4-mapped IPv6 address its IPv4 form, as on a Kafka broker.
     """
     if isinstance(address, (ipaddress.IPv4Address, ipaddress.IPv6Address)):
-        ip = address
-    elif isinstance(address, str):
-        try:
-            ip = ipaddress.ip_address(address)
-        except ValueError:
-            raise ValueError(
-                f"client_address must be an IP address such as '10.0.0.1' or '::1', not {address!r}"
-            ) from None
-    else:
-        raise TypeError(f"client_address must be a str or an ipaddress object, not {address!r}")
+        return _java_text(address)
+    if isinstance(address, str):
+        return _java_text_of(address)
+    raise TypeError(f"client_address must be a str or an ipaddress object, not {address!r}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _java_text_of(address: str) -> str:
+    # Kept: a server makes a context per request from the few addresses its clients have, and
+    # parsing one was most of the cost of a context.
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        raise ValueError(
+            f"client_address must be an IP address such as '10.0.0.1' or '::1', not {address!r}"
+        ) from None
+    return _java_text(ip)
+
+
+def _java_text(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
     if ip.version == 4:
         return str(ip)
     if ip.ipv4_mapped is not None:
         if ip.scope_id:
             # Java refuses this too ("invalid IPv4-mapped address").
-            raise ValueError(f"an IPv4-mapped address cannot have a zone: {address!r}")
+            raise ValueError(f"an IPv4-mapped address cannot have a zone: {str(ip)!r}")
         return str(ip.ipv4_mapped)
     text = _java_ipv6(ip)
     return f"{text}%{ip.scope_id}" if ip.scope_id else text

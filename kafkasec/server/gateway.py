@@ -233,7 +233,9 @@ class GatewayEndpoint(Endpoint):
                         continue
                 api_key = int.from_bytes(frame[:2], "big", signed=True)
                 if api_key in self._api_handlers.handlers or api_key in (ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
-                    answer: asyncio.Future | None = asyncio.ensure_future(self._local_answer(principal, client_address, frame))
+                    local = asyncio.ensure_future(self._local_answer(principal, client_address, frame))
+                    local.add_done_callback(_unanswered)
+                    answer: asyncio.Future | None = local
                 else:
                     if link is None or link.broken:
                         link = await self._link()
