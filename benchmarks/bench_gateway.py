@@ -99,6 +99,7 @@ class Options:
     consume_mode: str = "assign"
     latency_rate: int = 1000
     latency_seconds: float = 10.0
+    linger_ms: int = 5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,7 +156,7 @@ def delete_topic(bootstrap: str, topic: str) -> None:
 
 def produce_throughput(bootstrap: str, topic: str, options: Options, client: Mapping[str, str] = {}) -> float:
     """Records per second, from the first produce() until every delivery is confirmed."""
-    producer = Producer({"bootstrap.servers": bootstrap, **client, "acks": options.acks, "linger.ms": 5})
+    producer = Producer({"bootstrap.servers": bootstrap, **client, "acks": options.acks, "linger.ms": options.linger_ms})
     failures: list[KafkaError] = []
 
     def delivered(error, _message):
@@ -445,7 +446,7 @@ def compare(upstream: str, gateway: GatewayProcess, options: Options, rounds: in
 
 def compare_report(measured: list[dict[str, Results]], options: Options) -> str:
     lines = [f"Throughput: {options.records:,} records of {options.record_size} B per run, acks={options.acks}, "
-             f"linger.ms=5, {options.partitions} partitions, consume by {options.consume_mode}; the order of the two "
+             f"linger.ms={options.linger_ms}, {options.partitions} partitions, consume by {options.consume_mode}; the order of the two "
              "runs flips each round.", "",
              "| round | produce direct | produce gateway | ratio | consume direct | consume gateway | ratio |",
              "|---|---:|---:|---:|---:|---:|---:|"]
@@ -602,11 +603,11 @@ def _free_port_pair(offset: int) -> int:
 
 
 def _producer_child(bootstrap: str, client: dict, topic: str, records: int, record_size: int, acks: str,
-                    barrier, decision, results) -> None:
+                    linger_ms: int, barrier, decision, results) -> None:
     """A producer process: connect (one record, flushed), wait for the others and for the
     parent's go (decision 1; 0: stop), then produce ``records`` and report (start, end) on the
     system-wide monotonic clock."""
-    producer = Producer({"bootstrap.servers": bootstrap, **client, "acks": acks, "linger.ms": 5})
+    producer = Producer({"bootstrap.servers": bootstrap, **client, "acks": acks, "linger.ms": linger_ms})
     producer.produce(topic, value=b"warm-up")
     producer.flush(TIMEOUT)
     barrier.wait(TIMEOUT)  # everybody is connected
@@ -656,7 +657,7 @@ def produce_in_parallel(bootstrap: str, client: Mapping[str, str], topics: list[
     for attempt in range(1, max_attempts + 1):
         barrier, decision, results = context.Barrier(len(topics) + 1), context.Value("i", 0), context.Queue()
         children = [context.Process(target=_producer_child, args=(bootstrap, dict(client), topic, records,
-                                                                  options.record_size, options.acks, barrier, decision, results))
+                                                                  options.record_size, options.acks, options.linger_ms, barrier, decision, results))
                     for topic in topics]
         for child in children:
             child.start()
@@ -730,7 +731,7 @@ def scale_out(tansu: TansuBroker, setup: GatewaySetup, options: Options, rounds:
 def scale_report(measured: list[dict[str, ScaleRun]], options: Options, records: int) -> str:
     one, two = "1 gateway process", "2 gateway processes"
     lines = [f"Scale-out: two producer processes at once, {records:,} records of {options.record_size} B each, "
-             f"acks={options.acks}, linger.ms=5, a topic of {options.partitions} partitions each; gateway processes "
+             f"acks={options.acks}, linger.ms={options.linger_ms}, a topic of {options.partitions} partitions each; gateway processes "
              "with kafkasec.server.reuse.port=true on the same fixed ports. CPU in µs per record.", "",
              "| round | direct records/s | 1 process records/s | 2 processes records/s | 2 / 1 | "
              "gateway CPU, 1 process | gateway CPU, 2 processes | 2 / 1 | broker CPU 1 / 2 | producers CPU 1 / 2 | "
@@ -772,7 +773,7 @@ def machine() -> str:
 
 def report(results: dict[str, Results], options: Options) -> str:
     labels = list(results)
-    lines = [f"| {options.records:,} records of {options.record_size} B, acks={options.acks}, linger.ms=5, "
+    lines = [f"| {options.records:,} records of {options.record_size} B, acks={options.acks}, linger.ms={options.linger_ms}, "
              f"{options.partitions} partitions, consume by {options.consume_mode}; latency "
              f"{options.latency_rate:,}/s for {options.latency_seconds:g} s | " + " | ".join(labels) + " |",
              "|---|" + "---|" * len(labels)]
@@ -808,9 +809,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--consume-mode", choices=("assign", "group"), default=Options.consume_mode)
     parser.add_argument("--latency-rate", type=int, default=Options.latency_rate, help="records/s (default: 1000)")
     parser.add_argument("--latency-seconds", type=float, default=Options.latency_seconds)
+    parser.add_argument("--linger-ms", type=int, default=Options.linger_ms,
+                        help="the producers' linger.ms for throughput and scale-out (default: 5)")
     args = parser.parse_args(argv)
     options = Options(args.records, args.record_size, args.acks, args.partitions, args.consume_mode,
-                      args.latency_rate, args.latency_seconds)
+                      args.latency_rate, args.latency_seconds, args.linger_ms)
     properties = dict(line.split("=", 1) for line in args.gateway_property)
     if args.quiet is not None and args.quiet < 0:
         args.quiet = None
