@@ -1,6 +1,7 @@
 """``kafkasec serve`` as a process: it listens, serves, forwards with --controller-port, stops on
 SIGTERM, and refuses bad command lines clearly."""
 
+import asyncio
 import json
 import signal
 import subprocess
@@ -118,11 +119,21 @@ def test_serve_with_a_controller_forwards_admin_writes(files, mechanism):
         (["serve", "--security-protocol", "SSH"], 1, "invalid choice"),
         (["--config", "listeners.properties", "serve", "--port", "9092"], 1, "--port and --security-protocol go without it"),
         (["--config", "bad-listeners.properties", "serve"], 1, "No security protocol defined for listener CLIENT"),
+        (["serve", "--upstream-config", "upstream.properties"], 1, "--upstream-config goes with --upstream"),
+        (["serve", "--upstream", "nowhere"], 1, "--upstream: a bootstrap server is HOST:PORT, not 'nowhere'"),
+        (["serve", "--upstream", "127.0.0.1:9092", "--catalogue", "c.json"], 1, "no controller, no --catalogue"),
+        (["serve", "--upstream", "127.0.0.1:1"], 1, "the upstream does not answer: upstream broker 127.0.0.1:1 unreachable"),
+        (["serve", "--upstream", "127.0.0.1:1", "--upstream-config", "bad-upstream.properties"], 1,
+         "security.protocol must be one of"),
+        (["--config", "unadvertised.properties", "serve", "--upstream", "127.0.0.1:1"], 1,
+         "names APIs as Kafka spells them (DeleteRecords, ...), not Deleterecords"),
     ],
 )
 def test_bad_command_lines(files, capsys, monkeypatch, arguments, status, message):
     (files / "listeners.properties").write_text("listeners=PLAINTEXT://127.0.0.1:0\n", encoding="utf-8")
     (files / "bad-listeners.properties").write_text("listeners=CLIENT://127.0.0.1:0\n", encoding="utf-8")
+    (files / "bad-upstream.properties").write_text("security.protocol=SASL_SSH\n", encoding="utf-8")
+    (files / "unadvertised.properties").write_text("kafkasec.upstream.unadvertised.apis=Deleterecords\n", encoding="utf-8")
     monkeypatch.chdir(files)  # the properties files above are named relative to it
     got, _, err = Cli(str(files / "state.db"), capsys, monkeypatch)(*arguments)
     assert got == status and message in err
@@ -183,3 +194,33 @@ def test_serve_opens_the_listeners_kafkas_settings_name(files):
         assert run(anonymous_metadata()) == ()  # User:ANONYMOUS may describe nothing
     finally:
         stop(process)
+
+
+def test_serve_as_a_gateway_prints_its_listeners_serves_and_stops_with_clients_connected(files, tansu):
+    """``serve --upstream``: a line per listener and per upstream broker; a client connected to
+    each when SIGTERM comes does not hold the shutdown (an upstream reader once did)."""
+    command = [sys.executable, "-m", "kafkasec", "--state", str(files / "state.db"), "--config",
+               str(files / "server.properties"), "serve", "--port", "0", "--upstream", tansu.bootstrap]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=files)
+    try:
+        listening, broker = process.stdout.readline().split(), process.stdout.readline().split()
+        assert listening[2:4] == ["SASL_PLAINTEXT", "listening"], listening
+        assert broker[2:6] == ["SASL_PLAINTEXT", "upstream", "broker", "111"], broker
+
+        async def connected_to_both():
+            from server_support import logged_in
+
+            connections = [await logged_in(Address(address), "admin") for address in (listening[-1], broker[-1])]
+            for connection in connections:
+                metadata = await connection.request(wire.build(wire.request_schema(3, 12), topics=None))
+                assert [b.port for b in metadata.brokers] == [Address(broker[-1]).port]
+            process.send_signal(signal.SIGTERM)
+            assert await asyncio.to_thread(process.wait, 10) == 0
+            for connection in connections:
+                await connection.close()
+
+        run(connected_to_both())
+        assert "kafkasec serve: stopped" in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
