@@ -24,6 +24,7 @@ import logging
 
 from kafkasec.client.connection import MAX_RESPONSE_BYTES, KafkaConnection
 from kafkasec.client.settings import ClientSettings
+from kafkasec.errors import KafkaError
 from kafkasec.protocol import wire
 
 log = logging.getLogger("kafkasec.server.upstream")
@@ -91,12 +92,16 @@ class UpstreamLink:
             raise UpstreamError(f"upstream broker {host}:{port} unreachable: {error or type(error).__name__}") from None
         try:
             await asyncio.wait_for(cls._log_in(connection, settings), timeout_s)
-        except BaseException as error:
+        except asyncio.TimeoutError:
             await connection.close()
-            if isinstance(error, asyncio.TimeoutError):
-                raise UpstreamError(f"upstream broker {host}:{port} did not answer the login in {timeout_s:g} s") from None
-            if isinstance(error, (OSError, EOFError)) or type(error).__name__ == "InvalidRequestError":
-                raise UpstreamError(f"upstream broker {host}:{port}: {error}") from None
+            raise UpstreamError(f"upstream broker {host}:{port} did not answer the login in {timeout_s:g} s") from None
+        except (OSError, EOFError, KafkaError) as error:
+            # Unreachable, not a Kafka broker, or it refused the gateway's login (a KafkaError
+            # with its code: SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM ...).
+            await connection.close()
+            raise UpstreamError(f"upstream broker {host}:{port}: {error}") from None
+        except BaseException:
+            await connection.close()
             raise
         return cls(connection, address, request_timeout_s=settings.request_timeout_ms / 1000)
 

@@ -211,3 +211,37 @@ async def asyncio_wait(awaitable, seconds):
         return await asyncio.wait_for(awaitable, seconds)
     except asyncio.TimeoutError:
         raise TimeoutError from None
+
+
+def test_the_gateway_logs_in_upstream_as_its_client_properties_say(tmp_path, server_state):
+    """In front of a broker that has logins of its own (here a kafkasec endpoint with SCRAM):
+    kafkasec.upstream.* are the client properties the gateway logs in with; a refused login is
+    a clear error naming the broker, at start."""
+    from kafkasec.server.upstream import UpstreamError
+
+    from server_support import add_users, open_security, serving
+
+    def login(password):
+        return {
+            "kafkasec.upstream.security.protocol": "SASL_PLAINTEXT",
+            "kafkasec.upstream.sasl.mechanism": "SCRAM-SHA-256",
+            "kafkasec.upstream.sasl.jaas.config":
+                f'org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="{password}";',
+        }
+
+    with open_security(tmp_path / "upstream.db") as upstream_security:
+        add_users(upstream_security)
+        with serving(upstream_security) as upstream:
+            with gateway_security(server_state, upstream.bootstrap, **login(PASSWORDS["admin"])) as security, \
+                    gateway_running(security) as gateway:
+                security.create_acls([acl("TOPIC", "orders", "DESCRIBE")])
+
+                async def alices_topics():
+                    async with await logged_in(gateway, "alice") as connection:
+                        return _topics(await connection.request(METADATA))
+
+                assert run(alices_topics()) == ["orders"]  # the upstream lists three; alice may see one
+            with gateway_security(server_state, upstream.bootstrap, **login("wrong")) as security:
+                with pytest.raises(UpstreamError, match=f"upstream broker {upstream.bootstrap}: .*SASL_AUTHENTICATION_FAILED"):
+                    with gateway_running(security):
+                        pass
