@@ -202,8 +202,9 @@ class FakeUpstream:
     """A broker that answers ApiVersions and Metadata as Kafka does, then misbehaves with
     ``mode`` on every other request: 'garbage', 'huge', 'silent' or 'close'."""
 
-    def __init__(self, mode: str):
+    def __init__(self, mode: str, extra_apis=None):
         self.mode = mode
+        self.apis = {ApiKey.API_VERSIONS: (0, 3), ApiKey.METADATA: (0, 12), ApiKey.LIST_GROUPS: (0, 4), **(extra_apis or {})}
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         self.bootstrap = f"127.0.0.1:{self.port}"
@@ -230,8 +231,7 @@ class FakeUpstream:
                 api_key, version = wire.peek_api(frame)
                 correlation_id = struct.unpack(">i", frame[4:8])[0]
                 if api_key == ApiKey.API_VERSIONS:
-                    body = api_versions_response(min(version, 3), {ApiKey.API_VERSIONS: (0, 3), ApiKey.METADATA: (0, 12),
-                                                                    ApiKey.LIST_GROUPS: (0, 4)})
+                    body = api_versions_response(min(version, 3), self.apis)
                 elif api_key == ApiKey.METADATA:
                     schema = wire.response_schema(ApiKey.METADATA, version)
                     body = make(schema, {"brokers": [{"node_id": 1, "host": "127.0.0.1", "port": self.port}], "controller_id": 1})
@@ -267,6 +267,25 @@ def test_a_broken_upstream_closes_the_clients_connection_and_the_gateway_serves_
                     run(_ask(gateway, list_groups, "alice"))
                 assert time.monotonic() - started < 5
                 assert run(_ask(gateway, _metadata(), "admin")).brokers
+    finally:
+        upstream.close()
+
+
+def test_an_api_key_the_upstream_lists_and_nobody_knows_is_not_offered(server_state):
+    """A broker newer than kio (or a fork) lists API keys kafkasec has no schema or rule for:
+    the gateway starts, offers what it can authorize, and leaves the rest out (Kroxylicious
+    crashed on key 10000 from the cluster it fronted)."""
+    upstream = FakeUpstream("close", extra_apis={10000: (0, 3), 93: (0, 1), ApiKey.FETCH: (4, 99)})
+    try:
+        with gateway_security(server_state, upstream.bootstrap) as security, gateway_running(security) as gateway:
+            async def offered():
+                async with await KafkaConnection.open(gateway.host, gateway.port) as connection:
+                    return await connection.negotiate()
+
+            versions = run(offered())
+            assert 10000 not in versions and 93 not in versions
+            assert versions[ApiKey.FETCH] == (4, kio_versions(ApiKey.FETCH)[1])  # not beyond what kio reads
+            assert versions[ApiKey.METADATA] == (0, 12)
     finally:
         upstream.close()
 
