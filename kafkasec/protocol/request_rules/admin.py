@@ -13,6 +13,7 @@ from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.request_rules.core import (
     CLUSTER,
+    ZERO_UUID,
     Incoming,
     Refusal,
     RequestAuthorization,
@@ -22,7 +23,7 @@ from kafkasec.protocol.request_rules.core import (
     replace,
 )
 from kafkasec.protocol.request_rules.items import ItemLayout, ItemRule, WholeRule
-from kafkasec.protocol.request_rules.topics import Check
+from kafkasec.protocol.request_rules.topics import Check, no_checks
 
 TOPIC, GROUP, CLUSTER_TYPE = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
 CREATE, DELETE, ALTER, DESCRIBE = AclOperation.CREATE, AclOperation.DELETE, AclOperation.ALTER, AclOperation.DESCRIBE
@@ -104,7 +105,7 @@ class DeleteTopicsRule(Rule):
         for state in states:
             if not by_state:
                 resolved.append((state, state, False))
-            elif state.name is None and state.topic_id not in (None, uuid.UUID(int=0)):
+            elif state.name is None and state.topic_id not in (None, ZERO_UUID):
                 resolved.append((state, incoming.topic_names.get(state.topic_id), True))
             else:
                 resolved.append((state, state.name, False))
@@ -135,7 +136,7 @@ class DeleteTopicsRule(Rule):
         schema = incoming.response_schema
         entry_type = wire.item_type(schema, "responses")
         entries = tuple(
-            wire.build(entry_type, name=name, topic_id=topic_id or uuid.UUID(int=0), **error_fields(entry_type, error))
+            wire.build(entry_type, name=name, topic_id=topic_id or ZERO_UUID, **error_fields(entry_type, error))
             for name, topic_id, error, _ in refused
         )
 
@@ -269,10 +270,6 @@ class ClusterPerItemRule(ItemRule):
         return (self.operation, CLUSTER_TYPE, CLUSTER_NAME)
 
 
-def _no_checks(incoming: Incoming):
-    return ()
-
-
 RULES: dict[ApiKey, Rule] = {
     ApiKey.CREATE_TOPICS: CreateTopicsRule(),
     ApiKey.DELETE_TOPICS: DeleteTopicsRule(),
@@ -300,8 +297,8 @@ RULES: dict[ApiKey, Rule] = {
     ),
     ApiKey.UPDATE_FEATURES: WholeRule(cluster_check(ALTER)),
     ApiKey.DESCRIBE_QUORUM: WholeRule(cluster_check(DESCRIBE)),
-    ApiKey.DESCRIBE_CLUSTER: WholeRule(_no_checks, respond=_cluster_operations),
+    ApiKey.DESCRIBE_CLUSTER: WholeRule(no_checks, respond=_cluster_operations),
     ApiKey.LIST_CONFIG_RESOURCES: WholeRule(cluster_check(DESCRIBE_CONFIGS)),
-    ApiKey.GET_TELEMETRY_SUBSCRIPTIONS: WholeRule(_no_checks),
-    ApiKey.PUSH_TELEMETRY: WholeRule(_no_checks),
+    ApiKey.GET_TELEMETRY_SUBSCRIPTIONS: WholeRule(no_checks),
+    ApiKey.PUSH_TELEMETRY: WholeRule(no_checks),
 }

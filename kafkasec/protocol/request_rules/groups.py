@@ -23,7 +23,7 @@ from kafkasec.protocol.request_rules.core import (
     replace,
 )
 from kafkasec.protocol.request_rules.items import ItemLayout, ItemRule, WholeRule
-from kafkasec.protocol.request_rules.topics import Check, TopicLayout, TopicPartitionRule, topic_name
+from kafkasec.protocol.request_rules.topics import Check, TopicLayout, TopicPartitionRule, no_checks, topic_name
 
 READ, DESCRIBE, DELETE = AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE
 GROUP, TOPIC = ResourceType.GROUP, ResourceType.TOPIC
@@ -381,7 +381,7 @@ RULES: dict[ApiKey, Rule] = {
     ApiKey.LEAVE_GROUP: WholeRule(group_check(READ)),
     ApiKey.SYNC_GROUP: WholeRule(group_check(READ)),
     ApiKey.DESCRIBE_GROUPS: DescribeGroupsRule("groups"),
-    ApiKey.LIST_GROUPS: WholeRule(lambda incoming: (), respond=_list_groups_filter),
+    ApiKey.LIST_GROUPS: WholeRule(no_checks, respond=_list_groups_filter),
     ApiKey.DELETE_GROUPS: ItemRule(
         ItemLayout("groups_names", "results", response_key="group_id"), GROUP, DELETE, GROUP_AUTHORIZATION_FAILED
     ),

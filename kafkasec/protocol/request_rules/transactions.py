@@ -24,7 +24,7 @@ from kafkasec.protocol.request_rules.core import (
 )
 from kafkasec.protocol.request_rules.groups import GROUP_AUTHORIZATION_FAILED, topics_described
 from kafkasec.protocol.request_rules.items import ItemLayout, ItemRule, WholeRule
-from kafkasec.protocol.request_rules.topics import Check, TopicLayout, TopicPartitionRule
+from kafkasec.protocol.request_rules.topics import Check, TopicLayout, TopicPartitionRule, no_checks
 
 READ, WRITE, DESCRIBE = AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE
 TRANSACTIONAL_ID = ResourceType.TRANSACTIONAL_ID
@@ -189,5 +189,5 @@ RULES: dict[ApiKey, Rule] = {
     ApiKey.TXN_OFFSET_COMMIT: TopicPartitionRule(TXN_OFFSET_COMMIT_LAYOUT, READ, checks=transaction_and_group_checks),
     ApiKey.WRITE_TXN_MARKERS: WriteTxnMarkersRule(),
     ApiKey.DESCRIBE_TRANSACTIONS: DescribeTransactionsRule(),
-    ApiKey.LIST_TRANSACTIONS: WholeRule(lambda incoming: (), respond=_list_transactions_filter),
+    ApiKey.LIST_TRANSACTIONS: WholeRule(no_checks, respond=_list_transactions_filter),
 }
