@@ -42,7 +42,7 @@ from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.api_versions import VersionRanges, kio_versions
 from kafkasec.protocol.registry import ApiHandlers
-from kafkasec.protocol.request_rules import RULES, authorize_request
+from kafkasec.protocol.request_rules import CONNECTION_APIS, RULES, authorize_request
 from kafkasec.server.broker_addresses import Address, brokers_in, names_brokers, with_addresses
 from kafkasec.server.endpoint import ConnectionClosed, Endpoint
 from kafkasec.server.upstream import UpstreamError, UpstreamLink, framed, request_correlation_id
@@ -232,7 +232,7 @@ class GatewayEndpoint(Endpoint):
                         principal, session = renewed
                         continue
                 api_key = int.from_bytes(frame[:2], "big", signed=True)
-                if api_key in self._api_handlers.handlers or api_key in (ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
+                if api_key in self._api_handlers.handlers or api_key in CONNECTION_APIS:
                     local = asyncio.ensure_future(self._local_answer(principal, client_address, frame))
                     local.add_done_callback(_unanswered)
                     answer: asyncio.Future | None = local

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 
-from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType, operations_to_bitfield
+from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType
 from kafkasec.errors import KafkaErrorCode
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
@@ -51,11 +51,10 @@ class CreateTopicsRule(Rule):
     def decide(self, incoming: Incoming) -> RequestAuthorization:
         topics = incoming.body.topics
         names = [topic.name for topic in topics]
-        cluster = (CREATE, CLUSTER_TYPE, CLUSTER_NAME)
         verdicts = incoming.ask(
             [(CREATE, TOPIC, name) for name in names] + [(DESCRIBE_CONFIGS, TOPIC, name) for name in names]
         )
-        cluster_allows = incoming.ask([cluster], log_if_denied=False).allowed(*cluster)
+        cluster_allows = incoming.cluster_allows(CREATE, log_if_denied=False)
         kept = [t for t in topics if cluster_allows or verdicts.allowed(CREATE, TOPIC, t.name)]
         refused = [t for t in topics if t not in kept]
         hidden_configs = {name for name in names if not verdicts.allowed(DESCRIBE_CONFIGS, TOPIC, name)}
@@ -110,9 +109,8 @@ class DeleteTopicsRule(Rule):
             else:
                 resolved.append((state, state.name, False))
         named = [name for _, name, _ in resolved if name is not None]
-        cluster = (DELETE, CLUSTER_TYPE, CLUSTER_NAME)
         verdicts = incoming.ask([(DESCRIBE, TOPIC, n) for n in named] + [(DELETE, TOPIC, n) for n in named])
-        cluster_allows = incoming.ask([cluster], log_if_denied=False).allowed(*cluster)
+        cluster_allows = incoming.cluster_allows(DELETE, log_if_denied=False)
         existing = set(incoming.topic_names.values())
         kept: list = []
         refused: list[tuple[str | None, uuid.UUID | None, KafkaErrorCode, ResourcePattern | None]] = []  # (name shown, id, error, resource)
@@ -251,10 +249,7 @@ def _cluster_operations(incoming: Incoming) -> ResponseMaker | None:
     """KIP-430's cluster operations when asked for: ours, 0 without DESCRIBE on the cluster."""
     if not getattr(incoming.body, "include_cluster_authorized_operations", False):
         return None
-    if incoming.cluster_allows(DESCRIBE):
-        bits = operations_to_bitfield(incoming.security.authorized_operations(incoming.context, CLUSTER))
-    else:
-        bits = 0
+    bits = incoming.cluster_operations()
 
     def respond(answer):
         return replace(answer, cluster_authorized_operations=bits)

@@ -16,11 +16,11 @@ import collections
 import dataclasses
 import functools
 import uuid
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from attrs import field, frozen
 
-from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType
+from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType, operations_to_bitfield
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import KafkaErrorCode
 from kafkasec.protocol import wire
@@ -121,9 +121,31 @@ class Incoming:
         results = self.security.authorize(self.context, actions) if actions else []
         return Verdicts({question: result is AuthorizationResult.ALLOWED for question, result in zip(counts, results)})
 
-    def cluster_allows(self, operation: AclOperation) -> bool:
-        """One question on the cluster, for rules that ask it alone."""
-        return self.ask([(operation, ResourceType.CLUSTER, CLUSTER_NAME)]).allowed(operation, ResourceType.CLUSTER, CLUSTER_NAME)
+    def allows(self, question: Question, *, log_if_denied: bool = True) -> bool:
+        """One question asked alone (the checks Kafka makes apart, often unlogged when refused)."""
+        return self.ask([question], log_if_denied=log_if_denied).allowed(*question)
+
+    def cluster_allows(self, operation: AclOperation, *, log_if_denied: bool = True) -> bool:
+        return self.allows((operation, ResourceType.CLUSTER, CLUSTER_NAME), log_if_denied=log_if_denied)
+
+    def described(self, resource_type: ResourceType, names: Iterable[str | None]) -> set[str]:
+        """Which of ``names`` the caller may DESCRIBE: what an answer listing things shows,
+        asked without logging refusals, as Kafka asks it for listings."""
+        named = {name for name in names if name is not None}
+        verdicts = self.ask([(AclOperation.DESCRIBE, resource_type, name) for name in named], log_if_denied=False)
+        return {name for name in named if verdicts.allowed(AclOperation.DESCRIBE, resource_type, name)}
+
+    def operation_bits(self, resource_type: ResourceType, names: Sequence[str]) -> list[int]:
+        """KIP-430's bitfield of each named resource, from our ACLs (the broker behind knows
+        nothing of them), asked of the authorizer in one batch."""
+        patterns = [ResourcePattern(resource_type, name) for name in names]
+        return [operations_to_bitfield(ops) for ops in self.security.authorized_operations_many(self.context, patterns)]
+
+    def cluster_operations(self) -> int:
+        """KIP-430's cluster bitfield: ours, and 0 for a caller without DESCRIBE on the cluster."""
+        if not self.cluster_allows(AclOperation.DESCRIBE):
+            return 0
+        return operations_to_bitfield(self.security.authorized_operations(self.context, CLUSTER))
 
     def decided(self, forward, refusals=(), respond: ResponseMaker | None = None, unknown_topic_ids=frozenset()) -> RequestAuthorization:
         return RequestAuthorization(

@@ -114,8 +114,7 @@ DESCRIBE_PRODUCERS_LAYOUT = TopicLayout(
 def _offset_for_leader_epoch_operation(incoming: Incoming) -> AclOperation | None:
     """CLUSTER_ACTION on the cluster (a broker's request; not logged when refused) authorizes
     every topic; anyone else needs DESCRIBE on each (KIP-320's consumers)."""
-    question = (CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
-    return None if incoming.ask([question], log_if_denied=False).allowed(*question) else DESCRIBE
+    return None if incoming.cluster_allows(CLUSTER_ACTION, log_if_denied=False) else DESCRIBE
 
 
 RULES: dict[ApiKey, Rule] = {

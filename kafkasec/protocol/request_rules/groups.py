@@ -6,9 +6,9 @@ StreamsGroup* handlers).
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
 
-from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType, operations_to_bitfield
+from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType
 from kafkasec.errors import KafkaErrorCode
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
@@ -40,24 +40,15 @@ def group_check(operation: AclOperation, field: str = "group_id"):
     return checks
 
 
-def topics_described(incoming: Incoming, names: Iterable[str | None]) -> set[str]:
-    """Which of ``names`` the caller may DESCRIBE: what an answer listing all of something
-    shows (asked without logging refusals, as Kafka asks it for listings)."""
-    named = {name for name in names if name is not None}
-    verdicts = incoming.ask([(DESCRIBE, TOPIC, name) for name in named], log_if_denied=False)
-    return {name for name in named if verdicts.allowed(DESCRIBE, TOPIC, name)}
-
-
 def with_authorized_operations(incoming: Incoming, entries, resource_type: ResourceType, key: str):
     """``entries`` with KIP-430's ``authorized_operations`` filled for each named resource, when
     the request asked for them (the upstream knows nothing of our ACLs)."""
     if not getattr(incoming.body, "include_authorized_operations", False):
         return entries
-    patterns = [ResourcePattern(resource_type, getattr(entry, key)) for entry in entries]
-    operations = incoming.security.authorized_operations_many(incoming.context, patterns)
+    bits = incoming.operation_bits(resource_type, [getattr(entry, key) for entry in entries])
     return tuple(
-        replace(entry, authorized_operations=operations_to_bitfield(ops)) if entry.error_code == 0 else entry
-        for entry, ops in zip(entries, operations)
+        replace(entry, authorized_operations=operation_bits) if entry.error_code == 0 else entry
+        for entry, operation_bits in zip(entries, bits)
     )
 
 
@@ -101,7 +92,7 @@ class DescribeGroupsRule(ItemRule):
         if self.group_topics is None:
             return groups
         used = {group.group_id: self.group_topics(group) for group in groups if group.error_code == 0}
-        described = topics_described(incoming, set().union(*used.values()) if used else ())
+        described = incoming.described(TOPIC, set().union(*used.values()) if used else ())
         return tuple(
             replace(group, members=(), error_message=HIDDEN_TOPICS_MESSAGE, **error_fields(type(group), TOPIC_AUTHORIZATION_FAILED))
             if group.group_id in used and not used[group.group_id] <= described else group
@@ -190,7 +181,7 @@ class OffsetFetchRule(Rule):
             group_id = group_entry.group_id if batched else body.group_id
             topics = group_entry.topics
             if group_id in all_topics:
-                described = topics_described(incoming, (topic_name(incoming, t) for t in topics))
+                described = incoming.described(TOPIC, (topic_name(incoming, t) for t in topics))
                 topics = tuple(t for t in topics if topic_name(incoming, t) in described)
             return replace(group_entry, topics=(*topics, *refused_topics.get(group_id, ())))
 
@@ -273,9 +264,8 @@ def _list_groups_filter(incoming: Incoming) -> ResponseMaker | None:
         return None
 
     def respond(answer):
-        ids = [group.group_id for group in answer.groups]
-        verdicts = incoming.ask([(DESCRIBE, GROUP, group_id) for group_id in ids], log_if_denied=False)
-        return replace(answer, groups=tuple(g for g in answer.groups if verdicts.allowed(DESCRIBE, GROUP, g.group_id)))
+        described = incoming.described(GROUP, (group.group_id for group in answer.groups))
+        return replace(answer, groups=tuple(g for g in answer.groups if g.group_id in described))
 
     return respond
 
@@ -358,7 +348,7 @@ class DescribeShareGroupOffsetsRule(Rule):
         def complete(entry):
             topics = entry.topics
             if entry.group_id in listing:
-                described = topics_described(incoming, (t.topic_name for t in topics))
+                described = incoming.described(TOPIC, (t.topic_name for t in topics))
                 topics = tuple(t for t in topics if t.topic_name in described)
             elif entry.error_code != 0:
                 return entry

@@ -17,12 +17,11 @@ what comes back is cut to what the caller may DESCRIBE:
 
 from __future__ import annotations
 
-from kafkasec.acl import AclOperation, ResourcePattern, ResourceType, operations_to_bitfield
+from kafkasec.acl import AclOperation, ResourcePattern, ResourceType
 from kafkasec.errors import KafkaErrorCode
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.request_rules.core import (
-    CLUSTER,
     ZERO_UUID,
     Incoming,
     Refusal,
@@ -31,18 +30,11 @@ from kafkasec.protocol.request_rules.core import (
     error_fields,
     replace,
 )
-from kafkasec.protocol.request_rules.groups import topics_described
 from kafkasec.protocol.request_rules.topics import topic_name
 
 DESCRIBE, CREATE = AclOperation.DESCRIBE, AclOperation.CREATE
 TOPIC = ResourceType.TOPIC
 TOPIC_AUTHORIZATION_FAILED = KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED
-
-
-def _operations(incoming: Incoming, names: list[str]) -> dict[str, int]:
-    patterns = [ResourcePattern(TOPIC, name) for name in names]
-    answers = incoming.security.authorized_operations_many(incoming.context, patterns)
-    return {name: operations_to_bitfield(ops) for name, ops in zip(names, answers)}
 
 
 class TopicListingRule(Rule):
@@ -99,16 +91,12 @@ class TopicListingRule(Rule):
             for topic, name in refused
         ]
         unknown_ids = {topic.topic_id for topic, name in refused if name is None}
-        cluster_bits = None
-        if wants_cluster_operations:
-            cluster_bits = 0
-            if incoming.cluster_allows(DESCRIBE):
-                cluster_bits = operations_to_bitfield(incoming.security.authorized_operations(incoming.context, CLUSTER))
+        cluster_bits = incoming.cluster_operations() if wants_cluster_operations else None
 
         def respond(answer):
             topics = answer.topics
             if everything:
-                described = topics_described(incoming, (t.name for t in topics))
+                described = incoming.described(TOPIC, (t.name for t in topics))
                 topics = tuple(t for t in topics if t.name in described)
             else:
                 # Only what was asked, whatever the broker adds: a broker that answers an empty
@@ -125,7 +113,8 @@ class TopicListingRule(Rule):
                     for t in topics
                 )
             if wants_operations:
-                bits = _operations(incoming, [t.name for t in topics if t.error_code == 0])
+                names = [t.name for t in topics if t.error_code == 0]
+                bits = dict(zip(names, incoming.operation_bits(TOPIC, names)))
                 topics = tuple(replace(t, topic_authorized_operations=bits[t.name]) if t.name in bits else t for t in topics)
             response = replace(answer, topics=(*topics, *entries))
             if cluster_bits is not None:

@@ -22,7 +22,7 @@ from kafkasec.protocol.request_rules.core import (
     replace,
     whole_error_response,
 )
-from kafkasec.protocol.request_rules.groups import GROUP_AUTHORIZATION_FAILED, topics_described
+from kafkasec.protocol.request_rules.groups import GROUP_AUTHORIZATION_FAILED
 from kafkasec.protocol.request_rules.items import ItemLayout, ItemRule, WholeRule
 from kafkasec.protocol.request_rules.topics import Check, TopicLayout, TopicPartitionRule, no_checks
 
@@ -50,14 +50,11 @@ class InitProducerIdRule(Rule):
     def decide(self, incoming: Incoming) -> RequestAuthorization:
         transactional_id = incoming.body.transactional_id
         if transactional_id is not None:
-            question = (WRITE, TRANSACTIONAL_ID, transactional_id)
-            if incoming.ask([question]).allowed(*question):
+            if incoming.allows((WRITE, TRANSACTIONAL_ID, transactional_id)):
                 return incoming.allowed_whole()
             error, resource = TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ResourcePattern(TRANSACTIONAL_ID, transactional_id)
         else:
-            if incoming.ask([(AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME)], log_if_denied=False).allowed(
-                AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME
-            ):
+            if incoming.cluster_allows(AclOperation.IDEMPOTENT_WRITE, log_if_denied=False):
                 return incoming.allowed_whole()
             by_type = incoming.security.authorize_by_resource_type(incoming.context, WRITE, ResourceType.TOPIC)
             if by_type is AuthorizationResult.ALLOWED:
@@ -126,7 +123,7 @@ class WriteTxnMarkersRule(Rule):
     def decide(self, incoming: Incoming) -> RequestAuthorization:
         alter = (AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
         action = (AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
-        if incoming.ask([alter], log_if_denied=False).allowed(*alter) or incoming.ask([action]).allowed(*action):
+        if incoming.allows(alter, log_if_denied=False) or incoming.allows(action):
             return incoming.allowed_whole()
         schema = incoming.response_schema
         marker_type = wire.item_type(schema, "markers")
@@ -158,7 +155,7 @@ class DescribeTransactionsRule(ItemRule):
         merge = decided.respond
 
         def visible(state):
-            described = topics_described(incoming, (topic.topic for topic in state.topics))
+            described = incoming.described(ResourceType.TOPIC, (topic.topic for topic in state.topics))
             return replace(state, topics=tuple(topic for topic in state.topics if topic.topic in described))
 
         def respond(answer):
@@ -172,10 +169,9 @@ def _list_transactions_filter(incoming: Incoming) -> ResponseMaker:
     """Only the transactions whose id the caller may DESCRIBE."""
 
     def respond(answer):
-        ids = [state.transactional_id for state in answer.transaction_states]
-        verdicts = incoming.ask([(DESCRIBE, TRANSACTIONAL_ID, i) for i in ids], log_if_denied=False)
+        described = incoming.described(TRANSACTIONAL_ID, (state.transactional_id for state in answer.transaction_states))
         return replace(answer, transaction_states=tuple(
-            state for state in answer.transaction_states if verdicts.allowed(DESCRIBE, TRANSACTIONAL_ID, state.transactional_id)
+            state for state in answer.transaction_states if state.transactional_id in described
         ))
 
     return respond
