@@ -188,58 +188,50 @@ class ConfigsRule(ItemRule):
 # ---------------------------------------------------------------------- cluster-wide requests refused per item
 
 
-def _every_partition(request_topics, response_topics: str, topic_key: str, partitions_field: str, index_field: str,
-                     partitions_of, incoming: Incoming, error: KafkaErrorCode, **top) -> ResponseMaker:
-    """A response with ``error`` on every partition the request names (and ``top`` fields)."""
-    schema = incoming.response_schema
-    topic_type = wire.item_type(schema, response_topics)
-    partition_type = wire.item_type(topic_type, partitions_field)
-    entries = tuple(
-        wire.build(topic_type, **{topic_key: name, partitions_field: tuple(
-            wire.build(partition_type, **{index_field: index}, **error_fields(partition_type, error)) for index in indexes
-        )})
-        for name, indexes in partitions_of(request_topics)
-    )
-
-    def respond(_answer):
-        return wire.build(schema, **{response_topics: entries}, **top, **error_fields(schema, error))
-
-    return respond
-
-
 class ClusterRefusedPerPartition(Rule):
     """One question on the cluster; refused, every partition the request names carries the
-    error (AlterReplicaLogDirs, ElectLeaders, AlterPartitionReassignments)."""
+    error, and so does the top level where the response has one (AlterReplicaLogDirs,
+    ElectLeaders, AlterPartitionReassignments)."""
 
-    def __init__(self, operation: AclOperation, request_topics, response_topics: str, topic_key: str,
-                 partitions_field: str, index_field: str, partitions_of):
+    def __init__(self, operation: AclOperation, partitions, response_topics: str, topic_key: str,
+                 partitions_field: str, index_field: str):
         self.operation = operation
-        self.request_topics = request_topics
-        self.shape = (response_topics, topic_key, partitions_field, index_field, partitions_of)
+        self.partitions = partitions
+        """body -> [(topic name, [partition index, ...]), ...]: what the request names."""
+        self.response_topics, self.topic_key = response_topics, topic_key
+        self.partitions_field, self.index_field = partitions_field, index_field
 
     def decide(self, incoming: Incoming) -> RequestAuthorization:
         if incoming.cluster_allows(self.operation):
             return incoming.allowed_whole()
-        response_topics, topic_key, partitions_field, index_field, partitions_of = self.shape
-        respond = _every_partition(self.request_topics(incoming.body), response_topics, topic_key, partitions_field,
-                                   index_field, partitions_of, incoming, CLUSTER_AUTHORIZATION_FAILED)
-        return incoming.refused_whole(CLUSTER_AUTHORIZATION_FAILED, CLUSTER, respond)
+        error = CLUSTER_AUTHORIZATION_FAILED
+        schema = incoming.response_schema
+        topic_type = wire.item_type(schema, self.response_topics)
+        partition_type = wire.item_type(topic_type, self.partitions_field)
+        entries = tuple(
+            wire.build(topic_type, **{self.topic_key: name, self.partitions_field: tuple(
+                wire.build(partition_type, **{self.index_field: index}, **error_fields(partition_type, error))
+                for index in indexes
+            )})
+            for name, indexes in self.partitions(incoming.body)
+        )
+
+        def respond(_answer):
+            return wire.build(schema, **{self.response_topics: entries}, **error_fields(schema, error))
+
+        return incoming.refused_whole(error, CLUSTER, respond)
 
 
-def _log_dir_topics(body):
-    return [topic for directory in body.dirs for topic in directory.topics]
+def _log_dir_partitions(body):
+    return [(topic.name, list(topic.partitions)) for directory in body.dirs for topic in directory.topics]
 
 
-def _named_partitions(topics):
-    return [(topic.name, list(topic.partitions)) for topic in topics]
+def _elect_partitions(body):
+    return [(topic.topic, list(topic.partitions)) for topic in body.topic_partitions or ()]
 
 
-def _elect_partitions(topics):
-    return [(topic.topic, list(topic.partitions)) for topic in topics]
-
-
-def _reassignment_partitions(topics):
-    return [(topic.name, [p.partition_index for p in topic.partitions]) for topic in topics]
+def _reassignment_partitions(body):
+    return [(topic.name, [p.partition_index for p in topic.partitions]) for topic in body.topics]
 
 
 # ---------------------------------------------------------------------- DescribeCluster
@@ -275,15 +267,14 @@ RULES: dict[ApiKey, Rule] = {
     ApiKey.ALTER_CONFIGS: ConfigsRule(ALTER_CONFIGS, "responses"),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: ConfigsRule(ALTER_CONFIGS, "responses"),
     ApiKey.ALTER_REPLICA_LOG_DIRS: ClusterRefusedPerPartition(
-        ALTER, _log_dir_topics, "results", "topic_name", "partitions", "partition_index", _named_partitions
+        ALTER, _log_dir_partitions, "results", "topic_name", "partitions", "partition_index"
     ),
     ApiKey.DESCRIBE_LOG_DIRS: WholeRule(cluster_check(DESCRIBE)),
     ApiKey.ELECT_LEADERS: ClusterRefusedPerPartition(
-        ALTER, lambda body: body.topic_partitions or (), "replica_election_results", "topic", "partition_result",
-        "partition_id", _elect_partitions,
+        ALTER, _elect_partitions, "replica_election_results", "topic", "partition_result", "partition_id"
     ),
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: ClusterRefusedPerPartition(
-        ALTER, lambda body: body.topics, "responses", "name", "partitions", "partition_index", _reassignment_partitions
+        ALTER, _reassignment_partitions, "responses", "name", "partitions", "partition_index"
     ),
     ApiKey.LIST_PARTITION_REASSIGNMENTS: WholeRule(cluster_check(DESCRIBE)),
     ApiKey.DESCRIBE_CLIENT_QUOTAS: WholeRule(cluster_check(DESCRIBE_CONFIGS)),
