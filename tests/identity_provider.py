@@ -31,6 +31,10 @@ class IdentityProvider:
         """client id -> secret: who the token endpoint gives tokens to (the client id is the subject)."""
         self.token_requests: list[dict] = []
         """The form of each token request, for tests to check."""
+        self.answering = threading.Event()
+        """Cleared, the JWKS endpoint takes requests (and counts them) but answers none until it is
+        set again: an identity provider that hangs."""
+        self.answering.set()
 
     def add_key(self, kid: str, algorithm: str = "ES256") -> None:
         private = ec.generate_private_key(ec.SECP256R1()) if algorithm.startswith("ES") else rsa.generate_private_key(65537, 2048)
@@ -50,9 +54,10 @@ class IdentityProvider:
         return jwt.encode(payload, private, algorithm=algorithm, headers={"kid": kid})
 
     @contextlib.contextmanager
-    def serving(self):
+    def serving(self, port: int = 0):
         """The JWKS at ``http://127.0.0.1:<port>/jwks.json`` and the token endpoint at ``/token``
-        while the block runs; yields the JWKS URL."""
+        while the block runs; yields the JWKS URL. ``port`` 0 is a free one; a port served
+        before serves the same URL again (an identity provider back after an outage)."""
         provider = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -74,6 +79,7 @@ class IdentityProvider:
 
             def do_GET(self):
                 provider.requests += 1
+                provider.answering.wait()
                 body = json.dumps(provider.jwks()).encode()
                 self.send_response(200 if self.path == "/jwks.json" else 404)
                 self.send_header("Content-Type", "application/json")
@@ -84,7 +90,7 @@ class IdentityProvider:
             def log_message(self, *args):
                 pass
 
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
         try:
@@ -92,6 +98,16 @@ class IdentityProvider:
         finally:
             server.shutdown()
             server.server_close()
+
+
+def eventually(condition, timeout_s: float = 5.0) -> bool:
+    """Whether ``condition()`` comes true within ``timeout_s``: for what a background thread does."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def hmac_signed_with_public_key(provider: IdentityProvider, claims: dict, kid: str = "rsa-1") -> str:

@@ -23,9 +23,10 @@ import base64
 import binascii
 import enum
 import json
+import logging
 import re
 import time
-from typing import Callable, Iterable, Mapping, Protocol
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol
 
 from attrs import field, frozen
 
@@ -35,9 +36,15 @@ from kafkasec.sasl.exchange import SaslExchange, sasl_transitions
 from kafkasec.sasl.jaas import jaas_config_key, parse_jaas_config
 from kafkasec.sasl.mechanisms import SaslMechanism
 
+if TYPE_CHECKING:
+    from kafkasec.sasl.jwks import JwksValidator
+
+_log = logging.getLogger("kafkasec.sasl.jwks")
+
 OAUTHBEARER = "OAUTHBEARER"
 JWKS_ENDPOINT_URL = "sasl.oauthbearer.jwks.endpoint.url"
 _STATE = "sasl.oauthbearer"  # security.plugin_state key: {listener name (lower case): validator}
+_JWKS_STATE = "sasl.oauthbearer.jwks"  # security.plugin_state key: the JwksValidator all listeners share
 _SEPARATOR = "\x01"
 _SASLNAME = r"(?:[\x01-\x2b\x2d-\x3c\x3e-\x7f]|=2C|=3D)+"  # Java's [\x01-\x7F&&[^=,]], or =2C / =3D
 _KEY = r"[A-Za-z]+"
@@ -243,28 +250,50 @@ def scope_claim(value) -> frozenset[str]:
 def validator_for(security, listener_name: str) -> TokenValidator:
     """The listener's validator: the JWKS one when ``sasl.oauthbearer.jwks.endpoint.url`` is
     set (KIP-768), else Kafka's default, the unsecured one, with the listener's JAAS options."""
+    if security.config.get(JWKS_ENDPOINT_URL):
+        jwks = security.plugin_state.get(_JWKS_STATE)
+        if jwks is None:  # a KafkaSecurity whose start-up did not build it (a plugin manager of its own)
+            jwks = security.plugin_state[_JWKS_STATE] = _jwks_validator(security.config)
+        return jwks
     validators = security.plugin_state.setdefault(_STATE, {})
     validator = validators.get(listener_name.lower())
     if validator is None:
-        validator = validators[listener_name.lower()] = _new_validator(security.config, listener_name)
+        text = security.config.get(jaas_config_key(listener_name, OAUTHBEARER))
+        options = {} if text is None else parse_jaas_config(str(text)).options
+        validator = validators[listener_name.lower()] = UnsecuredJwtValidator.from_jaas_options(options)
     return validator
 
 
-def _new_validator(config, listener_name: str) -> TokenValidator:
-    if config.get(JWKS_ENDPOINT_URL):
-        from kafkasec.sasl.jwks import JwksValidator
+def _jwks_validator(config: Mapping[str, object]) -> JwksValidator:
+    from kafkasec.sasl.jwks import JwksValidator
 
-        return JwksValidator.from_config(config)
-    text = config.get(jaas_config_key(listener_name, OAUTHBEARER))
-    options = {} if text is None else parse_jaas_config(str(text)).options
-    return UnsecuredJwtValidator.from_jaas_options(options)
-
+    return JwksValidator.from_config(config)
 
 
 def _oauthbearer_server(security, listener_name: str) -> OAuthBearerServer:
     return OAuthBearerServer(
         validator_for(security, listener_name), failed_authentication_delay_ms=security.failed_authentication_delay_ms
     )
+
+
+@hookimpl
+def kafkasec_startup(security):
+    # The JWKS validator is built now, not at the first login: a bad URL or a missing JWKS file
+    # fails the start, and the first fetch of the keys (on the validator's own thread) is waited
+    # for here, a bounded time, as Kafka fetches them when it configures the validator.
+    if not security.config.get(JWKS_ENDPOINT_URL):
+        return
+    validator = security.plugin_state[_JWKS_STATE] = _jwks_validator(security.config)
+    if not validator.keys.wait_until_known(validator.fetch_timeout_ms / 1000):
+        _log.warning("no JWKS key set from %s yet: OAUTHBEARER logins are refused until one is fetched",
+                     validator.jwks_url)
+
+
+@hookimpl
+def kafkasec_shutdown(security):
+    validator = security.plugin_state.pop(_JWKS_STATE, None)
+    if validator is not None:
+        validator.close()
 
 
 @hookimpl(trylast=True)

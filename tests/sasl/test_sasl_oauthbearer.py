@@ -19,7 +19,7 @@ from kafkasec.sasl.oauthbearer import (
     UnsecuredJwtValidator,
 )
 
-from identity_provider import AUDIENCE, ISSUER, IdentityProvider, hmac_signed_with_public_key
+from identity_provider import AUDIENCE, ISSUER, IdentityProvider, eventually, hmac_signed_with_public_key
 
 NOW = int(time.time())
 LATER = NOW + 6 * 3600  # valid however long after collection a test runs
@@ -129,7 +129,10 @@ def jwks_url(provider):
 
 @pytest.fixture
 def validator(jwks_url):
-    return JwksValidator(jwks_url, expected_audience=[AUDIENCE], expected_issuer=ISSUER)
+    # The keys are fetched in the background: the tests start once they are there.
+    with JwksValidator(jwks_url, expected_audience=[AUDIENCE], expected_issuer=ISSUER) as validator:
+        assert validator.keys.wait_until_known(5)
+        yield validator
 
 
 def test_a_signed_token_validates_against_the_jwks(provider, validator):
@@ -170,14 +173,20 @@ def test_every_wrong_token_is_refused(provider, validator, case):
 
 
 def test_a_rotated_key_is_fetched_when_a_token_names_it(provider, jwks_url):
-    validator = JwksValidator(jwks_url, expected_audience=[AUDIENCE], expected_issuer=ISSUER, unknown_key_cooldown_ms=0)
-    validator.validate(provider.token())
-    fetched = provider.requests
-    validator.validate(provider.token())
-    assert provider.requests == fetched  # cached
-    provider.add_key("ec-2", "ES256")
-    assert validator.validate(provider.token("carol", kid="ec-2")).principal_name == "carol"
-    assert provider.requests > fetched
+    # As Kafka's RefreshingHttpsJwksVerificationKeyResolver: the login naming the new key is
+    # refused and asks for the JWKS; the client's retry, after the fetch, passes.
+    with JwksValidator(jwks_url, expected_audience=[AUDIENCE], expected_issuer=ISSUER, unknown_key_cooldown_ms=0) as validator:
+        assert validator.keys.wait_until_known(5)
+        validator.validate(provider.token())
+        fetched = provider.requests
+        validator.validate(provider.token())
+        assert provider.requests == fetched  # cached
+        provider.add_key("ec-2", "ES256")
+        with pytest.raises(InvalidTokenError, match="no key of the JWKS has the token's key id 'ec-2'"):
+            validator.validate(provider.token("carol", kid="ec-2"))
+        assert eventually(lambda: "ec-2" in validator.keys.current.keys)
+        assert validator.validate(provider.token("carol", kid="ec-2")).principal_name == "carol"
+        assert provider.requests > fetched
 
 
 def test_the_listener_takes_the_jwks_validator_from_kafkas_settings(provider, jwks_url):
@@ -211,11 +220,12 @@ def test_without_a_jwks_the_listener_takes_the_unsecured_validator_with_its_jaas
 
 
 def test_the_jwks_is_fetched_again_once_refresh_ms_is_over(provider, jwks_url):
-    validator = JwksValidator(jwks_url, refresh_ms=1000, expected_audience=[AUDIENCE], expected_issuer=ISSUER)
-    validator.validate(provider.token())
-    fetched = provider.requests
-    validator.validate(provider.token())
-    assert provider.requests == fetched
-    time.sleep(1.1)
-    validator.validate(provider.token())
-    assert provider.requests == fetched + 1
+    with JwksValidator(jwks_url, refresh_ms=1000, expected_audience=[AUDIENCE], expected_issuer=ISSUER) as validator:
+        assert validator.keys.wait_until_known(5)
+        fetched = provider.requests
+        validator.validate(provider.token())
+        validator.validate(provider.token())
+        time.sleep(0.5)
+        assert provider.requests == fetched  # validating fetches nothing, nor does a refresh come early
+        assert eventually(lambda: provider.requests == fetched + 1, timeout_s=3)
+        validator.validate(provider.token())
