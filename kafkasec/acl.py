@@ -11,7 +11,7 @@ from typing import ClassVar, Iterable
 from attrs import field, frozen, validators
 
 from kafkasec._enums import KafkaEnum
-from kafkasec.principals.principal import KafkaPrincipal
+from kafkasec.principals.principal import KafkaPrincipal, acl_principal
 
 WILDCARD_RESOURCE = "*"
 WILDCARD_HOST = "*"
@@ -143,7 +143,13 @@ def bitfield_to_operations(bits: int) -> frozenset[AclOperation]:
 
 def _principal_string(value: object) -> str:
     if isinstance(value, KafkaPrincipal):
-        return str(value)
+        text = acl_principal(value)
+        if text is None:
+            raise ValueError(
+                f"no ACL can name the principal of type {value.principal_type!r} and name {value.name!r}: "
+                "Kafka reads an ACL's principal up to its first ':', so its type cannot contain one"
+            )
+        return text
     if not isinstance(value, str):
         raise TypeError(f"principal must be a str such as 'User:alice' or a KafkaPrincipal, not {value!r}")
     return value

@@ -51,8 +51,10 @@ def _java_text(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
 
 
 def canonical_principal(principal: KafkaPrincipal | str) -> str:
-    """A request's principal as ACLs name it, ``Type:name`` (:attr:`RequestContext.acl_principal`);
-    text is read as :meth:`KafkaPrincipal.parse` reads it (ValueError without a colon)."""
+    """A principal given as text, ``Type:name``, read as :meth:`KafkaPrincipal.parse` and Kafka's
+    ``parseKafkaPrincipal`` read it (at the first colon; ValueError without one). The type of
+    what it reads has no colon, so the text is both what ``super.users`` is compared with and
+    how ACLs name the principal (:func:`~kafkasec.principals.principal.acl_principal`)."""
     if isinstance(principal, str):
         principal = KafkaPrincipal.parse(principal)
     return f"{principal.principal_type}:{principal.name}"
@@ -90,12 +92,21 @@ class RequestContext:
     forwarding_address: str | None = field(
         default=None, converter=lambda value: None if value is None else java_host_address(value)
     )
-    acl_principal: str = field(init=False, default="", eq=False, repr=False)
-    """The principal as ACLs name it (``User:alice``), made once per context, not per question."""
+    principal_text: str = field(init=False, default="", eq=False, repr=False)
+    """``Type:name``, what ``super.users`` is compared with: Kafka compares the request
+    principal's ``toString()`` with the configured strings, as text."""
+    acl_principal: str | None = field(init=False, default=None, eq=False, repr=False)
+    """The principal as ACLs name it (``User:alice``), or None when no ACL can name it (its type
+    contains ``:``; see :func:`~kafkasec.principals.principal.acl_principal`). Both are made
+    once per context, not per question."""
 
     def __attrs_post_init__(self) -> None:
         # After the validators: the principal is known to be a KafkaPrincipal here.
-        object.__setattr__(self, "acl_principal", canonical_principal(self.principal))
+        principal = self.principal
+        text = f"{principal.principal_type}:{principal.name}"
+        object.__setattr__(self, "principal_text", text)
+        # acl_principal()'s rule, reusing the text: a context is made per request.
+        object.__setattr__(self, "acl_principal", None if ":" in principal.principal_type else text)
 
     @classmethod
     def for_principal(cls, principal: KafkaPrincipal | str, client_address: str = "127.0.0.1", **kwargs) -> RequestContext:

@@ -5,8 +5,10 @@ The oracle the compiled index is checked against (the property tests) and measur
 from Kafka's StandardAuthorizerData and the default Authorizer.authorizeByResourceType, with
 no index, no bitmasks and no caching:
 
-* an ACL applies to a request if its principal is the request's or ``User:*`` and its host is
-  ``*`` or the client address;
+* an ACL applies to a request if its principal, read up to its first ``:`` as Kafka reads it,
+  has the request principal's (type, name), or is ``User:*``, and its host is ``*`` or the
+  client address;
+* ``super.users`` holds text, compared with the request principal's ``Type:name`` text;
 * an ACL applies to a resource of the same type if its pattern is LITERAL with the same name,
   LITERAL ``*``, or PREFIXED with a prefix of the name;
 * no ACL on the resource at all: ``allow.everyone.if.no.acl.found`` decides (default deny);
@@ -33,12 +35,18 @@ from kafkasec.acl import (
     supported_operations,
 )
 from kafkasec.context import Action, AuthorizationResult, RequestContext
+from kafkasec.principals.principal import KafkaPrincipal
 
 ALLOWED, DENIED = AuthorizationResult.ALLOWED, AuthorizationResult.DENIED
 ALLOW, DENY = AclPermissionType.ALLOW, AclPermissionType.DENY
 ALL = AclOperation.ALL
 IMPLIES_DESCRIBE = {AclOperation.READ, AclOperation.WRITE, AclOperation.DELETE, AclOperation.ALTER}
 IMPLIES_DESCRIBE_CONFIGS = {AclOperation.ALTER_CONFIGS}
+_WILDCARD = KafkaPrincipal.parse(WILDCARD_PRINCIPAL)
+
+
+def _principal(value: KafkaPrincipal | str) -> KafkaPrincipal:
+    return value if isinstance(value, KafkaPrincipal) else KafkaPrincipal.parse(value)
 
 
 def pattern_matches(pattern: ResourcePattern, resource_type: ResourceType, name: str) -> bool:
@@ -66,12 +74,13 @@ def operation_matches(binding: AclBinding, operation: AclOperation) -> bool:
 
 
 def acl_verdict(
-    binding: AclBinding, principals: set[str], host: str, operation: AclOperation
+    binding: AclBinding, principals: set[KafkaPrincipal], host: str, operation: AclOperation
 ) -> AclPermissionType | None:
     """Kafka's findResult for one ACL already known to be on the resource: ALLOW or DENY when
-    it applies to the request (its principal, host and operation), None when it does not."""
+    it applies to the request (its principal, host and operation), None when it does not.
+    ``principals`` are the request's, compared with the ACL's by (type, name)."""
     entry = binding.entry
-    if entry.principal not in principals:
+    if KafkaPrincipal.parse(entry.principal) not in principals:
         return None
     if entry.host != WILDCARD_HOST and entry.host != host:
         return None
@@ -81,8 +90,9 @@ def acl_verdict(
 
 
 class ReferenceAuthorizer:
-    """Kafka's rules by a scan of every ACL. ``groups`` maps a principal (``User:alice``) to
-    the principals whose ACLs also apply to it, as the kafkasec_expand_principal hook does."""
+    """Kafka's rules by a scan of every ACL. ``groups`` maps a principal (a KafkaPrincipal, or
+    text read by :meth:`KafkaPrincipal.parse`) to the principals whose ACLs also apply to it,
+    as the kafkasec_expand_principal hook does."""
 
     def __init__(
         self,
@@ -94,7 +104,9 @@ class ReferenceAuthorizer:
         self.bindings: list[AclBinding] = list(bindings)
         self.super_users = frozenset(super_users)
         self.allow_everyone_if_no_acl_found = allow_everyone_if_no_acl_found
-        self.groups = {principal: tuple(of) for principal, of in (groups or {}).items()}
+        self.groups = {
+            _principal(principal): tuple(_principal(group) for group in of) for principal, of in (groups or {}).items()
+        }
 
     def add(self, binding: AclBinding) -> None:
         if binding not in self.bindings:
@@ -106,9 +118,10 @@ class ReferenceAuthorizer:
     def acls(self) -> list[AclBinding]:
         return list(self.bindings)
 
-    def _principals(self, context: RequestContext) -> set[str]:
-        own = str(context.principal)
-        return {own, WILDCARD_PRINCIPAL, *self.groups.get(own, ())}
+    def _principals(self, context: RequestContext) -> set[KafkaPrincipal]:
+        # As Kafka's matchingPrincipals: (type, name) of the request's own and of User:*.
+        own = KafkaPrincipal(context.principal.principal_type, context.principal.name)
+        return {own, _WILDCARD, *self.groups.get(own, ())}
 
     def _applicable(self, resource_type: ResourceType, name: str) -> list[AclBinding]:
         """The ACLs on the resource, whoever they are for (one scan of every ACL)."""
@@ -169,7 +182,7 @@ class ReferenceAuthorizer:
                 continue
             if entry.host != host and entry.host != WILDCARD_HOST:
                 continue
-            if entry.principal not in principals:
+            if KafkaPrincipal.parse(entry.principal) not in principals:
                 continue
             if entry.operation != operation and entry.operation != ALL:
                 continue

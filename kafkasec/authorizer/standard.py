@@ -43,11 +43,12 @@ from kafkasec.authorizer.index import (
 from kafkasec.authorizer.validation import validate_filter, validate_new_acl
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import AuthorizerNotReadyError, KafkaError
-from kafkasec.principals.principal import KafkaPrincipal
+from kafkasec.principals.principal import KafkaPrincipal, acl_principal
 from kafkasec.store.records import AccessControlEntryRecord, RemoveAccessControlEntryRecord
 
 ALLOWED = AuthorizationResult.ALLOWED
 DENIED = AuthorizationResult.DENIED
+_WILDCARD_ONLY = (WILDCARD_PRINCIPAL,)
 
 STORE_SOURCE = "store"
 """The provenance of ACLs created through the authorizer (and kept in its store)."""
@@ -153,26 +154,35 @@ class StandardAuthorizer:
     def loading_complete(self) -> bool:
         return self._loading_complete
 
-    def principal_keys(self, context: RequestContext, own: str | None = None) -> tuple[str, ...]:
-        """The ACL principals that apply to the request: its own, ``User:*``, and its groups."""
-        if own is None:
-            own = context.acl_principal
+    def principal_keys(self, context: RequestContext) -> tuple[str, ...]:
+        """The ACL principals that apply to the request: its own, ``User:*``, and its groups.
+
+        Each is the text by which ACLs name it (:func:`acl_principal`), so that an ACL applies
+        exactly when its (type, name), read up to the first ``:`` as Kafka reads it, is the
+        principal's; a principal that no ACL can name (a type with ``:``) contributes nothing.
+        """
+        own = context.acl_principal
         if self.principal_expander is None:
-            return (own,) if own == WILDCARD_PRINCIPAL else (own, WILDCARD_PRINCIPAL)
+            if own is None or own == WILDCARD_PRINCIPAL:
+                return _WILDCARD_ONLY
+            return (own, WILDCARD_PRINCIPAL)
         keys = dict.fromkeys((own, WILDCARD_PRINCIPAL))
         for group in self.principal_expander(context.principal, context):
-            keys[str(group)] = None
-        return tuple(keys)
+            # A group given as text is taken as ACL principal text, as an ACL would hold it.
+            keys[group if isinstance(group, str) else acl_principal(group)] = None
+        return tuple(key for key in keys if key is not None)
 
     def _acl_principals(self, context: RequestContext) -> tuple[str, ...] | None:
         """The ACL principals of the request, or None for a super user (who skips the ACLs);
-        anyone else before the initial load completes gets AuthorizerNotReadyError."""
-        own = context.acl_principal
-        if own in self.super_users:
+        anyone else before the initial load completes gets AuthorizerNotReadyError.
+
+        ``super.users`` is compared with the principal's text, not its (type, name): Kafka's
+        StandardAuthorizerData checks ``superUsers.contains(principal.toString())``."""
+        if context.principal_text in self.super_users:
             return None
         if not self._loading_complete:
             raise AuthorizerNotReadyError()
-        return self.principal_keys(context, own)
+        return self.principal_keys(context)
 
     def authorize(self, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationResult]:
         """One result per action, as Kafka's ``Authorizer.authorize``.

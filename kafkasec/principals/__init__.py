@@ -2,7 +2,8 @@
 principal builder with its SSL and Kerberos mapping rules) and how brokers exchange it (KIP-590's
 principal serde).
 
-* :mod:`.principal`: ``KafkaPrincipal``, the value every decision is about.
+* :mod:`.principal`: ``KafkaPrincipal``, the value every decision is about, and
+  ``acl_principal``, the text by which ACLs name one (Kafka compares (type, name)).
 * :mod:`.authentication`: what a listener knows about a connection (PLAINTEXT, SSL, SASL).
 * :mod:`.builder`: Kafka's DefaultKafkaPrincipalBuilder (a built-in plugin).
 * :mod:`.serde`: DefaultPrincipalData on the wire (a built-in plugin) and its primitives.
@@ -11,6 +12,6 @@ principal serde).
   expressions and replacement strings, which both rule sets are written in.
 """
 
-from kafkasec.principals.principal import ANONYMOUS, USER_TYPE, KafkaPrincipal
+from kafkasec.principals.principal import ANONYMOUS, USER_TYPE, KafkaPrincipal, acl_principal
 
-__all__ = ["ANONYMOUS", "USER_TYPE", "KafkaPrincipal"]
+__all__ = ["ANONYMOUS", "USER_TYPE", "KafkaPrincipal", "acl_principal"]

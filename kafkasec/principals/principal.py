@@ -40,3 +40,19 @@ class KafkaPrincipal:
 
 
 ANONYMOUS = KafkaPrincipal(USER_TYPE, "ANONYMOUS")
+
+
+def acl_principal(principal: KafkaPrincipal) -> str | None:
+    """The text by which an ACL names ``principal`` (``User:alice``), or None when no ACL can.
+
+    Kafka reads an ACL's principal up to its first ``:`` (``StandardAcl.kafkaPrincipal``,
+    ``SecurityUtils.parseKafkaPrincipal``) and compares (type, name), so an ACL's type never
+    contains ``:``. A principal whose type does (only a custom principal builder makes one) is
+    therefore named by no ACL: ``Us:er:alice`` in an ACL is type ``Us``, name ``er:alice``, not
+    type ``Us:er``, name ``alice``. Only ``User:*`` ACLs (and groups) apply to such a principal.
+    Text compared with an ACL's text must come from here, never from ``str(principal)``.
+    """
+    if ":" in principal.principal_type:
+        return None
+    return f"{principal.principal_type}:{principal.name}"
+

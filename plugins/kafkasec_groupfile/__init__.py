@@ -24,6 +24,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from kafkasec import KafkaPrincipal, hookimpl
+from kafkasec.principals import acl_principal
 from kafkasec.settings import Setting, parse_milliseconds
 
 NAME = "groupfile"
@@ -35,7 +36,7 @@ GROUP_TYPE = "Group"
 logger = logging.getLogger("kafkasec.groupfile")
 
 Membership = Mapping[str, tuple[KafkaPrincipal, ...]]
-"""Member (as ``str(principal)``, e.g. "User:alice") -> its groups, in file order."""
+"""Member (as ACLs name it, ``acl_principal(principal)``, e.g. "User:alice") -> its groups, in file order."""
 
 
 def _name(kind: str, text: str) -> str:
@@ -48,7 +49,7 @@ def _name(kind: str, text: str) -> str:
 
 
 def _member(text: str) -> str:
-    """``Type:name`` as written, or a bare name as ``User:<name>``, in ``str(principal)`` form."""
+    """``Type:name`` as written, or a bare name as ``User:<name>``, as ACLs name the principal."""
     _name("member", text)
     if ":" not in text:
         return str(KafkaPrincipal.user(text))
@@ -125,7 +126,10 @@ class GroupFile:
     def groups_of(self, principal: KafkaPrincipal) -> tuple[KafkaPrincipal, ...]:
         if monotonic() >= self._next_check:
             self._check()
-        return self.membership.get(str(principal), ())
+        # The file names members as text, read at the first ':' as Kafka reads an ACL's
+        # principal: a principal whose type has a ':' is no member (acl_principal gives None).
+        member = acl_principal(principal)
+        return () if member is None else self.membership.get(member, ())
 
     def _check(self) -> None:
         """Reload if the file changed; one thread checks while the others read the old mapping."""

@@ -14,6 +14,7 @@ from kafkasec import (
     AclPermissionType,
     Action,
     AuthorizationResult,
+    KafkaPrincipal,
     KafkaSecurity,
     PatternType,
     ResourcePattern,
@@ -23,6 +24,8 @@ from kafkasec import (
 )
 from kafkasec.authorizer.reference import ReferenceAuthorizer, acl_verdict, pattern_matches
 from kafkasec.context import RequestContext
+
+WILDCARD = KafkaPrincipal.parse("User:*")
 
 NAME_ALPHABET = "ab!*"
 names = st.text(NAME_ALPHABET, min_size=1, max_size=3)
@@ -108,7 +111,7 @@ def test_authorize_matches_reference(acls_asked, config):
         assert decision.result is result
         if decision.rule.kind in (RuleKind.ALLOW_ACL, RuleKind.DENY_ACL):
             # The ACL named must itself give that answer for this request.
-            verdict = acl_verdict(decision.rule.acl.binding, {principal, "User:*"}, host, op)
+            verdict = acl_verdict(decision.rule.acl.binding, {KafkaPrincipal.parse(principal), WILDCARD}, host, op)
             assert verdict == (AclPermissionType.ALLOW if decision.allowed else AclPermissionType.DENY)
             assert pattern_matches(decision.rule.acl.binding.pattern, resource_type, name)
 
@@ -217,6 +220,68 @@ def test_snapshots_after_each_change_match_reference(steps, asked):
         expected = reference_allows(list(current), (), False, principal, host, op, resource_type, name)
         [result] = authorizer.authorize(RequestContext.for_principal(principal, host), [Action(op, ResourcePattern(resource_type, name))])
         assert (result is AuthorizationResult.ALLOWED) == expected
+
+
+# Principals whose type or name holds a ':'. Kafka reads an ACL's principal up to its first ':'
+# and compares (type, name); a request's principal comes from a principal builder, whose type
+# may hold one. Parts are drawn from a tiny alphabet, so that "Us:er" + "a" and "Us" + "er:a"
+# (the same text, different principals) meet often.
+principal_parts = st.text("Us:", max_size=3)
+colon_principals = st.one_of(
+    st.builds(KafkaPrincipal, principal_parts, principal_parts),
+    st.just(WILDCARD),
+)
+colon_bindings = st.builds(
+    AclBinding.of,
+    resource_types,
+    st.sampled_from(["a", "b", "*"]),
+    st.sampled_from([PatternType.LITERAL, PatternType.PREFIXED]),
+    st.builds(lambda t, n: f"{t.replace(':', '')}:{n}", principal_parts, principal_parts) | st.just("User:*"),
+    st.just("*"),
+    st.sampled_from([AclOperation.READ, AclOperation.WRITE, AclOperation.ALL]),
+    st.sampled_from([AclPermissionType.ALLOW, AclPermissionType.DENY]),
+)
+
+
+@st.composite
+def colon_acls_and_askers(draw):
+    """ACLs named by text, and principals that each ACL's text could be taken for: the one
+    Kafka reads (split at the first ':') and one split at another ':' (a different principal)."""
+    acls = draw(st.lists(colon_bindings, max_size=12))
+    askers = draw(st.lists(colon_principals, min_size=1, max_size=4))
+    for binding in acls:
+        text = binding.entry.principal
+        askers.append(KafkaPrincipal.parse(text))
+        at = [i for i, char in enumerate(text) if char == ":"]
+        split = at[draw(st.integers(0, len(at) - 1))]
+        askers.append(KafkaPrincipal(text[:split], text[split + 1:]))
+    super_users = draw(st.sampled_from([(), ("Us:er:a",), ("Us:er:",)]))
+    return acls, askers, super_users
+
+
+@reference_settings
+@given(colon_acls_and_askers(), st.booleans())
+def test_principals_with_colons_are_compared_by_type_and_name(acls_askers, allow_everyone):
+    acls, askers, super_users = acls_askers
+    authorizer = build(acls, super_users, allow_everyone)
+    reference = ReferenceAuthorizer(acls, super_users, allow_everyone)
+    for principal in askers:
+        context = RequestContext(principal, "10.0.0.1")
+        for resource_type in (ResourceType.TOPIC, ResourceType.GROUP):
+            for op in (AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE):
+                assert authorizer.authorize_by_resource_type(context, op, resource_type) is \
+                    reference.authorize_by_resource_type(context, op, resource_type)
+            for name in ("a", "ab", "b", "*", "c"):
+                pattern = ResourcePattern(resource_type, name)
+                assert authorizer.authorized_operations(context, pattern) == reference.authorized_operations(context, pattern)
+                for op in (AclOperation.READ, AclOperation.WRITE):
+                    action = Action(op, pattern)
+                    decision = authorizer.explain(context, action)
+                    assert [decision.result] == reference.authorize(context, [action])
+                    if decision.rule.acl is not None:
+                        # The ACL that decided names the asker by (type, name), read Kafka's way.
+                        named = KafkaPrincipal.parse(decision.rule.acl.binding.entry.principal)
+                        assert named in (principal, WILDCARD)
 
 
 @pytest.mark.parametrize("name", ["!a", "!ab", " b", "(x", "#"])

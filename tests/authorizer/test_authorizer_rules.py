@@ -10,6 +10,7 @@ from kafkasec import (
     AuthorizerNotReadyError,
     InvalidRequestError,
     KafkaErrorCode,
+    KafkaPrincipal,
     ResourcePattern,
     RuleKind,
     StandardAuthorizer,
@@ -142,6 +143,53 @@ class TestPrincipalsAndHosts:
 
     def test_principal_type_matters(self):
         assert ask(make(acl("t", "User:alice")), "Group:alice", "READ", "t") is DENIED
+
+    def test_an_acl_principal_is_read_up_to_its_first_colon(self):
+        # Kafka's StandardAcl.kafkaPrincipal: "Us:er:alice" in an ACL is type "Us", name "er:alice".
+        authorizer = make(acl("FOO", "Us:er:alice", rtype="GROUP"))
+        colon_in_type = RequestContext(KafkaPrincipal("Us:er", "alice"), "10.0.0.1")
+        colon_in_name = RequestContext(KafkaPrincipal("Us", "er:alice"), "10.0.0.1")
+        read_foo = Action("READ", ResourcePattern("GROUP", "FOO"))
+        assert authorizer.authorize(colon_in_type, [read_foo]) == [DENIED]
+        assert authorizer.authorize_by_resource_type(colon_in_type, "READ", "GROUP") is DENIED
+        assert authorizer.authorized_operations(colon_in_type, read_foo.resource_pattern) == set()
+        assert authorizer.explain(colon_in_type, read_foo).rule.kind is RuleKind.NO_MATCHING_ACL
+        assert authorizer.authorize(colon_in_name, [read_foo]) == [ALLOWED]
+        assert authorizer.authorize_by_resource_type(colon_in_name, "READ", "GROUP") is ALLOWED
+
+    def test_user_star_acls_still_apply_to_a_type_with_a_colon(self):
+        authorizer = make(acl("t", "User:*"), acl("t", "Us:er:alice", "WRITE"))
+        context = RequestContext(KafkaPrincipal("Us:er", "alice"), "10.0.0.1")
+        assert authorizer.authorized_operations(context, ResourcePattern("TOPIC", "t")) == {
+            AclOperation.READ, AclOperation.DESCRIBE}
+
+    def test_groups_with_a_colon_in_their_type_match_no_acl(self):
+        authorizer = make(acl("t", "Te:am:eng"), acl("u", "Team:eng"))
+        authorizer.principal_expander = lambda principal, context: [KafkaPrincipal("Te:am", "eng"), KafkaPrincipal("Team", "eng")]
+        assert ask(authorizer, "User:alice", "READ", "t") is DENIED
+        assert ask(authorizer, "User:alice", "READ", "u") is ALLOWED
+
+    def test_super_users_are_compared_as_text(self):
+        # Kafka's StandardAuthorizerData: superUsers.contains(principal.toString()), not (type, name).
+        authorizer = make(acl("t", "User:*", "ALL", "DENY"), super_users="Us:er:bob")
+        for principal in (KafkaPrincipal("Us:er", "bob"), KafkaPrincipal("Us", "er:bob")):
+            context = RequestContext(principal, "10.0.0.1")
+            assert authorizer.authorize(context, [Action("READ", ResourcePattern("TOPIC", "t"))]) == [ALLOWED]
+
+    def test_who_can_leaves_a_type_with_a_colon_to_user_star(self):
+        authorizer = make(acl("t", "Us:er:alice"), acl("t", "User:*", permission="DENY", host="10.0.0.9"))
+        grantees = authorizer.who_can("READ", ResourcePattern("TOPIC", "t"))
+        assert [(g.principal, g.host) for g in grantees] == [("Us:er:alice", "*")]
+        assert ask(authorizer, "Us:er:alice", "READ", "t") is ALLOWED  # text: type "Us", name "er:alice"
+        colon_in_type = RequestContext(KafkaPrincipal("Us:er", "alice"), "10.0.0.1")
+        assert authorizer.authorize(colon_in_type, [Action("READ", ResourcePattern("TOPIC", "t"))]) == [DENIED]
+
+    def test_an_acl_cannot_be_made_for_a_type_with_a_colon(self):
+        with pytest.raises(ValueError, match="type cannot contain one"):
+            AclBinding.of("TOPIC", "t", "LITERAL", KafkaPrincipal("Us:er", "alice"), "*", "READ", "ALLOW")
+        with pytest.raises(ValueError, match="type cannot contain one"):
+            AclBindingFilter.of(principal=KafkaPrincipal("Us:er", "alice"))
+        assert AclBinding.of("TOPIC", "t", "LITERAL", KafkaPrincipal("Us", "er:alice"), "*", "READ", "ALLOW").entry.principal == "Us:er:alice"
 
     def test_hosts_are_star_or_exact(self):
         authorizer = make(acl("t", host="10.0.0.1"))

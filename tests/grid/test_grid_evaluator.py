@@ -140,6 +140,19 @@ def test_an_ipv6_host_written_another_way_meets_its_acls():
     assert grid.dense().tolist() == [[got[0]], [got[1]], [0]]
 
 
+def test_a_principal_row_is_read_at_its_first_colon_as_the_authorizer_reads_it():
+    """A grid's principals are text, read as Kafka's parseKafkaPrincipal reads it: "Us:er:alice" is
+    type "Us", name "er:alice", the principal the ACL "Us:er:alice" names; super.users is text."""
+    authorizer = StandardAuthorizer(super_users="Us:er:bob")
+    authorizer.create_acls([AclBinding.of("GROUP", "FOO", "LITERAL", "Us:er:alice", "*", "READ", "ALLOW")])
+    compiled = CompiledAcls.from_authorizer(authorizer)
+    rows = (["Us:er:alice", "Us:er:bob", "Us:alice"], ["10.0.0.1"] * 3, ["GROUP"] * 3, ["FOO"] * 3)
+    got = compiled.authorized_operations(*rows).tolist()
+    assert got == expected(authorizer, list(zip(*rows)))
+    assert got[0] == operations_to_bitfield(["READ", "DESCRIBE"]) and got[2] == 0
+    assert got[1] == operations_to_bitfield(["READ", "DESCRIBE", "DELETE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS"])
+
+
 # --- compact grids ------------------------------------------------------------------------------
 
 GRID_PRINCIPALS = [(p, h) for p in PRINCIPALS + ["User:dave", "User:admin"]
