@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from typing import Iterable, Mapping
 
 from attrs import field, frozen, validators
@@ -24,14 +25,50 @@ KINDS = ("string", "password", "boolean", "count", "milliseconds", "list")
 """What a setting's value is: ``password`` is a string never shown; ``list`` is comma-separated."""
 
 
+def java_trim(text: str) -> str:
+    """``text`` without what Java's ``String.trim()`` removes: every character up to U+0020 at
+    either end (the controls U+0000-U+001F included), and nothing else.
+
+    Kafka trims its settings this way (ConfigDef, super.users, allow.everyone.if.no.acl.found).
+    Python's ``str.strip()`` is not a substitute: it keeps U+0000-U+0008 and U+000E-U+001B, and
+    removes Unicode whitespace (U+0085, U+00A0, U+2003, U+3000...) that Java keeps.
+    """
+    start, end = 0, len(text)
+    while start < end and text[start] <= " ":
+        start += 1
+    while end > start and text[end - 1] <= " ":
+        end -= 1
+    return text[start:end]
+
+
+# Java's \s without UNICODE_CHARACTER_CLASS: the six ASCII whitespace characters only.
+_COMMA_WITH_WHITESPACE = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")
+_JAVA_INTEGER = re.compile(r"[+-]?\d+")
+
+
+def parse_list(value: object) -> list[str]:
+    """A Kafka LIST setting as ConfigDef reads it: a list or tuple is taken as it is; text is
+    trimmed (:func:`java_trim`), empty text is no items, and otherwise it splits at every comma
+    with the ASCII whitespace around it (``\\s*,\\s*``), keeping empty items as Kafka does."""
+    if isinstance(value, (list, tuple)):
+        return [str(item) for item in value]
+    text = java_trim(str(value))
+    return _COMMA_WITH_WHITESPACE.split(text) if text else []
+
+
 def parse_count(config: Mapping[str, object], name: str, default: int, *, unit: str = "") -> int:
     """A whole number >= 0 (of ``unit``, for the message) from ``config``; anything else is a
-    ValueError naming the setting, so a plugin can fail at start-up."""
+    ValueError naming the setting, so a plugin can fail at start-up.
+
+    Text is read as ConfigDef reads an INT or LONG: trimmed as Java trims (:func:`java_trim`),
+    then digits with an optional sign; Python's ``int()`` would also take ``1_000`` and Unicode
+    whitespace at the ends, which Kafka refuses."""
     value = config.get(name, default)
-    try:
-        number = int(str(value).strip())
-    except ValueError:
-        number = -1
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    else:
+        text = java_trim(str(value))
+        number = int(text) if _JAVA_INTEGER.fullmatch(text) else -1
     if number < 0:
         raise ValueError(f"{name} must be a whole number{' of ' + unit if unit else ''} >= 0, not {value!r}")
     return number
@@ -43,10 +80,15 @@ def parse_milliseconds(config: Mapping[str, object], name: str, default: int) ->
 
 
 def parse_bool(name: str, value: object) -> bool:
-    """A Kafka boolean setting; anything but true/false (any case) is a ValueError, not False."""
+    """A Kafka boolean setting, read as ConfigDef reads a BOOLEAN: trimmed as Java trims
+    (:func:`java_trim`), then true or false in any case; anything else is a ValueError, not
+    False (as ConfigDef's ConfigException). ``"true\xa0"`` is therefore refused, and
+    ``"\x01true"`` is true."""
     if isinstance(value, bool):
         return value
-    text = str(value).strip().lower()
+    # casefold(), not lower(): Java's equalsIgnoreCase compares upper cases too, so "falſe"
+    # (U+017F, whose upper case is S) is "false" for Kafka, and casefold() maps it to "s".
+    text = java_trim(str(value)).casefold()
     if text in ("true", "false"):
         return text == "true"
     raise ValueError(f"{name} must be true or false, not {value!r}")
@@ -165,7 +207,7 @@ BUILTIN_SETTINGS = (
     _s("sasl.oauthbearer.scope.claim.name", "string", "scope", "kafkasec.sasl", "the claim that holds the scope"),
     _s("sasl.oauthbearer.clock.skew.seconds", "count", 30, "kafkasec.sasl", "slack allowed on exp, iat and nbf"),
     _s("num.io.threads", "count", min(8, os.cpu_count() or 1), "kafkasec.server",
-       "threads that answer requests (state writes have one of their own)"),
+       "threads that answer requests, shared by principals in turns (state writes have one of their own)"),
     _s("max.connections", "count", 2**31 - 1, "kafkasec.server", "connections at once, all clients"),
     _s("max.connections.per.ip", "count", 2**31 - 1, "kafkasec.server", "connections at once from one address"),
     _s("max.connections.per.ip.overrides", "list", "", "kafkasec.server", "host:count exceptions to the above"),
@@ -173,6 +215,8 @@ BUILTIN_SETTINGS = (
        "bytes of large frames held for clients not logged in, all together"),
     _s("kafkasec.server.reuse.port", "boolean", False, "kafkasec.server",
        "listen with SO_REUSEPORT, so that several kafkasec serve processes share the listeners' ports"),
+    _s("kafkasec.server.ssl.handshake.timeout.ms", "milliseconds", 10_000, "kafkasec.server",
+       "a TLS client that has not finished its handshake after this long is disconnected"),
     # The gateway (kafkasec serve --upstream): every other kafkasec.upstream.* key is a client
     # property of the gateway's login upstream (security.protocol, sasl.*, ssl.*).
     _s("kafkasec.upstream.bootstrap.servers", "list", None, "kafkasec.server.gateway",
@@ -232,7 +276,9 @@ __all__ = [
     "KINDS",
     "Setting",
     "SettingsRegistry",
+    "java_trim",
     "parse_bool",
     "parse_count",
+    "parse_list",
     "parse_milliseconds",
 ]

@@ -44,6 +44,7 @@ from kafkasec.authorizer.validation import validate_filter, validate_new_acl
 from kafkasec.context import Action, AuthorizationResult, RequestContext
 from kafkasec.errors import AuthorizerNotReadyError, KafkaError
 from kafkasec.principals.principal import KafkaPrincipal, acl_principal
+from kafkasec.settings import java_trim
 from kafkasec.store.records import AccessControlEntryRecord, RemoveAccessControlEntryRecord
 
 ALLOWED = AuthorizationResult.ALLOWED
@@ -64,13 +65,19 @@ def operations_in_mask(resource_type: ResourceType, mask: int) -> frozenset[AclO
 
 
 def parse_super_users(value: str | Iterable[str | KafkaPrincipal] | None) -> frozenset[str]:
-    """super.users as Kafka reads it: "User:a;User:b" (or any iterable of principals)."""
+    """super.users as Kafka reads it: "User:a;User:b" (or any iterable of principals).
+
+    Kafka's StandardAuthorizer.getConfiguredSuperUsers splits at ``;``, trims each entry with
+    Java's ``String.trim()`` (:func:`java_trim`: ``"User:carol\0"`` is ``User:carol``, while
+    ``"\x85User:bob"`` stays as written), skips empty ones and keeps the text. A
+    KafkaPrincipal is taken as it is: its text is not trimmed.
+    """
     if value is None:
         return frozenset()
     items = value.split(";") if isinstance(value, str) else value
     users = set()
     for item in items:
-        text = str(item).strip()
+        text = str(item) if isinstance(item, KafkaPrincipal) else java_trim(str(item))
         if not text:
             continue
         KafkaPrincipal.parse(text)  # a clear ValueError for an entry without a colon

@@ -35,7 +35,7 @@ from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.errors import ApiError
 from kafkasec.protocol.forwardable import CLUSTER, FORWARDABLE_APIS
-from kafkasec.settings import CONTROLLER_LISTENER_NAMES, INTER_BROKER_LISTENER_NAME
+from kafkasec.settings import CONTROLLER_LISTENER_NAMES, INTER_BROKER_LISTENER_NAME, java_trim, parse_list
 from kafkasec.state_machine import Transitions
 
 ENVELOPE_VERSION = 0
@@ -249,8 +249,9 @@ _CLUSTER_ACTION = Action(AclOperation.CLUSTER_ACTION, CLUSTER)
 def privileged_listeners(config) -> frozenset[str]:
     """The listeners that may carry envelopes: the inter-broker listener and the controller
     listeners (Kafka: inter.broker.listener.name, default PLAINTEXT; controller.listener.names)."""
-    names = {str(config.get(INTER_BROKER_LISTENER_NAME, "PLAINTEXT")).strip()}
-    names.update(part.strip() for part in str(config.get(CONTROLLER_LISTENER_NAMES, "")).split(",") if part.strip())
+    # Trimmed and split as Kafka's ConfigDef reads a STRING and a LIST (Java's trim, not strip()).
+    names = {java_trim(str(config.get(INTER_BROKER_LISTENER_NAME, "PLAINTEXT")))}
+    names.update(name for name in parse_list(config.get(CONTROLLER_LISTENER_NAMES, "")) if name)
     return frozenset(names)
 
 
