@@ -28,12 +28,12 @@ from kafkasec.principals.authentication import (
     SaslAuthenticationContext,
     SslAuthenticationContext,
 )
-from kafkasec.principals.java_regex import java_trim
 from kafkasec.principals.kerberos import KerberosName, KerberosShortNamer
 from kafkasec.principals.mapping_rules import DEFAULT_RULE
 from kafkasec.principals.principal import ANONYMOUS, KafkaPrincipal
 from kafkasec.principals.ssl_rules import SslPrincipalMapper
 from kafkasec.principals.x500 import x500_principal_name
+from kafkasec.settings import java_trim
 
 SSL_PRINCIPAL_MAPPING_RULES = "ssl.principal.mapping.rules"
 SASL_KERBEROS_PRINCIPAL_TO_LOCAL_RULES = "sasl.kerberos.principal.to.local.rules"

@@ -399,16 +399,6 @@ def compile_java_regex(pattern: str) -> re.Pattern:
         raise ValueError(f"the regular expression {pattern!r} cannot run in Python: {error}") from None
 
 
-def java_trim(text: str) -> str:
-    """Java's ``String.trim()``: strips every character up to U+0020, and nothing else."""
-    start, end = 0, len(text)
-    while start < end and text[start] <= " ":
-        start += 1
-    while end > start and text[end - 1] <= " ":
-        end -= 1
-    return text[start:end]
-
-
 def java_find_all(regex: re.Pattern, text: str) -> Iterator[re.Match]:
     """Successive ``Matcher.find()`` results: after an empty match Java searches again one
     character further on, so an empty match never repeats at the same place."""
@@ -496,4 +486,4 @@ class JavaReplacement:
         return self.regex.sub(self.expand, text, count=count)
 
 
-__all__ = ["JAVA_INT_MAX", "JavaReplacement", "compile_java_regex", "java_find_all", "java_trim"]
+__all__ = ["JAVA_INT_MAX", "JavaReplacement", "compile_java_regex", "java_find_all"]

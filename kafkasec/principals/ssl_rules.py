@@ -20,7 +20,7 @@ from typing import Iterable
 
 from attrs import field, frozen, validators
 
-from kafkasec.principals.java_regex import JAVA_INT_MAX, JavaReplacement, compile_java_regex, java_find_all, java_trim
+from kafkasec.principals.java_regex import JAVA_INT_MAX, JavaReplacement, compile_java_regex, java_find_all
 from kafkasec.principals.mapping_rules import (
     DEFAULT_RULE,
     NoMatchingRule,
@@ -29,6 +29,7 @@ from kafkasec.principals.mapping_rules import (
     first_mapping,
     rule_list,
 )
+from kafkasec.settings import java_trim
 
 # Kafka's own rule grammar, read by the translator so that it splits and parses exactly as Java.
 _RULE_PATTERN = r"(DEFAULT)|RULE:((\\.|[^\\/])*)/((\\.|[^\\/])*)/([LU]?).*?|(.*?)"

@@ -7,10 +7,11 @@ from cryptography.x509.name import _ASN1Type
 from cryptography.x509.oid import NameOID
 from hypothesis import given, strategies as st
 
-from kafkasec.principals.java_regex import compile_java_regex, java_find_all, java_trim
+from kafkasec.principals.java_regex import compile_java_regex, java_find_all
 from kafkasec.principals.mapping_rules import NoMatchingRule
 from kafkasec.principals.ssl_rules import SslPrincipalMapper, SslPrincipalMappingRule, escape_literal_back_references
 from kafkasec.principals.x500 import x500_principal_name
+from kafkasec.settings import java_trim
 
 from certificates import A, self_signed
 
