@@ -284,17 +284,24 @@ def test_principals_with_colons_are_compared_by_type_and_name(acls_askers, allow
                         assert named in (principal, WILDCARD)
 
 
+@pytest.mark.parametrize(
+    "resource_type, operation",
+    [("TOPIC", "READ"), ("GROUP", "READ"), ("TRANSACTIONAL_ID", "WRITE"), ("DELEGATION_TOKEN", "DESCRIBE"), ("USER", "CREATE_TOKENS")],
+)
 @pytest.mark.parametrize("name", ["!a", "!ab", " b", "(x", "#"])
-def test_names_below_wildcard_are_answered(name):
-    """Kafka's StandardAuthorizer hangs or throws here (group '!b' asked for '!a'); we answer."""
+def test_names_below_wildcard_are_answered(resource_type, operation, name):
+    """Kafka's StandardAuthorizer hangs or throws here (ACL '!b' asked for '!a'), whatever the
+    resource type, TOPIC included; we answer."""
     authorizer = StandardAuthorizer()
     authorizer.create_acls(
         [
-            AclBinding.of("GROUP", "!b", "LITERAL", "User:alice", "*", "READ", "ALLOW"),
-            AclBinding.of("GROUP", "!ac", "PREFIXED", "User:alice", "*", "READ", "ALLOW"),
-            AclBinding.of("GROUP", "*", "LITERAL", "User:bob", "*", "READ", "ALLOW"),
+            AclBinding.of(resource_type, "!b", "LITERAL", "User:alice", "*", operation, "ALLOW"),
+            AclBinding.of(resource_type, "!ac", "PREFIXED", "User:alice", "*", operation, "ALLOW"),
+            AclBinding.of(resource_type, "*", "LITERAL", "User:bob", "*", operation, "ALLOW"),
         ]
     )
     context = RequestContext.for_principal("User:bob")
-    [result] = authorizer.authorize(context, [Action("READ", ResourcePattern("GROUP", name))])
+    [result] = authorizer.authorize(context, [Action(operation, ResourcePattern(resource_type, name))])
     assert result is AuthorizationResult.ALLOWED
+    [result] = authorizer.authorize(RequestContext.for_principal("User:alice"), [Action(operation, ResourcePattern(resource_type, name))])
+    assert (result is AuthorizationResult.ALLOWED) == name.startswith("!ac")
