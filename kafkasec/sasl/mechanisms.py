@@ -52,10 +52,16 @@ def _mechanism_name(instance, attribute, value: str) -> None:
 
 @frozen
 class SaslMechanism:
-    """A mechanism a plugin serves: ``new_server(security, listener_name)`` starts one exchange."""
+    """A mechanism a plugin serves: ``new_server(security, listener_name)`` starts one exchange.
+
+    ``blocking=True`` says that a step of the exchange (``evaluate_response``) may wait on I/O:
+    an LDAP bind, a call to an identity provider, a database. The endpoint then runs its steps
+    on a login thread (one turn per client address), not on the event loop that serves every
+    other connection. The built-in mechanisms do no I/O during a login and leave it False."""
 
     name: str = field(validator=_mechanism_name)
     new_server: Callable[[Any, str], SaslServer] = field(validator=validators.is_callable(), repr=False)
+    blocking: bool = field(default=False, kw_only=True, validator=validators.instance_of(bool))
 
 
 class SaslMechanisms:
@@ -90,6 +96,11 @@ class SaslMechanisms:
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self._by_name))
+
+    def blocking(self, name: str) -> bool:
+        """Whether the steps of mechanism ``name`` may wait on I/O (:attr:`SaslMechanism.blocking`)."""
+        mechanism = self._by_name.get(name)
+        return mechanism is not None and mechanism.blocking
 
     def server(self, security, name: str, listener_name: str) -> SaslServer:
         """A new exchange of mechanism ``name``; ValueError for a mechanism nobody serves."""

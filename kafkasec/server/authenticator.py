@@ -124,6 +124,7 @@ class Authenticator:
         self.reauthenticating = reauthenticating
         self._clock_ms = clock_ms
         self.mechanism: str | None = None
+        self._mechanism_blocks = False
         self.session_lifetime_ms: int | None = None
         """Once complete: how long the session lasts (KIP-368), or None when it does not expire."""
 
@@ -134,6 +135,12 @@ class Authenticator:
     @property
     def is_complete(self) -> bool:
         return self._state is AuthenticatorState.COMPLETE
+
+    @property
+    def blocking(self) -> bool:
+        """Whether the next frame goes to a mechanism whose steps may wait on I/O
+        (``SaslMechanism.blocking``): the caller hands it to :meth:`receive` on a thread."""
+        return self._mechanism_blocks and self._state is AuthenticatorState.AUTHENTICATE
 
     @property
     def principal(self) -> KafkaPrincipal:
@@ -192,6 +199,7 @@ class Authenticator:
             return self._fail(f"Unsupported SASL mechanism {mechanism}", answer)
         self.mechanism = mechanism
         self._server = self.security.sasl_server(mechanism, listener_name=self.listener_name)
+        self._mechanism_blocks = self.security.sasl_mechanisms().blocking(mechanism)
         self._bare_tokens = request.api_version == 0
         self._enter(AuthenticatorState.AUTHENTICATE)
         return Reply(self._respond(request, error_code=wire.error_code(0), mechanisms=self.mechanisms))

@@ -13,23 +13,31 @@ login must wait, and closes connections that break the rules:
   and so does a large frame before login that the shared budget
   (``kafkasec.server.unauthenticated.max.bytes``) cannot hold;
 - a connection that sends nothing, or only part of a frame, for ``connections.max.idle.ms``
-  is closed;
+  is closed, and a TLS client that has not finished its handshake after
+  ``kafkasec.server.ssl.handshake.timeout.ms`` (10 s);
 - an API or version the endpoint does not serve, or bytes that do not parse, close the
   connection, as on a Kafka broker (its clients re-read ApiVersions and reconnect).
 
 Each is logged on ``kafkasec.server`` with the peer's address and the reason.
 
-The event loop does only what is cheap and bounded: framing, the login steps (HMACs over a
-few hundred bytes; a token's PBKDF2 is done when the token is learnt, not at login), and small
+The event loop does only what is cheap and bounded: framing, the login steps of the SASL
+mechanisms that do no I/O (HMACs over a few hundred bytes; a token's PBKDF2 is done when the
+token is learnt, not at login; a JWT checked against keys already fetched), and small
 requests of the APIs whose answers the request bounds (:data:`INLINE_APIS`). The rest runs on
 threads, so that a state write waiting for a lock or a large Metadata answer stalls no other
 connection:
 
 - requests that write the security state (and envelopes, which carry them), on one thread:
   writes take the store's lock one at a time anyway, as Kafka's controller applies its queue;
-- every other request, on ``num.io.threads`` threads (Kafka's request handler threads). The
-  default is the number of CPUs (at most 8), not Kafka's 8: Python threads share one
-  interpreter lock, and more CPU-bound threads than cores only make the others wait longer.
+- every other request, on ``num.io.threads`` threads (Kafka's request handler threads), shared
+  by principals in turns (:class:`~kafkasec.server.fair_pool.FairPool`): one principal's
+  requests use at most all threads but one, so a user sending four 40,000-name requests waits
+  for its own while everyone else's go on. The default is the number of CPUs (at most 8), not
+  Kafka's 8: Python threads share one interpreter lock, and more CPU-bound threads than cores
+  only make the others wait longer;
+- TLS handshake steps (:mod:`kafkasec.server.tls_stream`) and the login steps of a mechanism
+  that says it blocks (``SaslMechanism.blocking``: an LDAP bind, a call to an identity
+  provider), on the same kind of pool keyed by the client's address.
 
 A hop to a thread costs a few hundred microseconds of wake-ups, which is why cheap requests
 stay on the loop. A connection's requests are still answered one at a time, in order.
@@ -59,7 +67,9 @@ from kafkasec.protocol.forwarding import EnvelopeAction, open_envelope, privileg
 from kafkasec.protocol.registry import ApiHandlers
 from kafkasec.server.authenticator import SCRAM_MECHANISMS, Authenticator, answer_after_login
 from kafkasec.server.controller_link import ControllerLink
+from kafkasec.server.fair_pool import FairPool
 from kafkasec.server.limits import SMALL_FRAME_BYTES, ConnectionQuotas, LimitExceeded, UnauthenticatedBytes
+from kafkasec.server.tls_stream import TlsHandshakeError, accept_tls
 from kafkasec.settings import SECURITY_PROTOCOLS, parse_bool, parse_count, parse_milliseconds
 from kafkasec.tls import server_ssl_context
 
@@ -75,6 +85,8 @@ SASL_ENABLED_MECHANISMS = "sasl.enabled.mechanisms"
 MAX_REAUTH_MS = "connections.max.reauth.ms"
 IO_THREADS = "num.io.threads"
 REUSE_PORT = "kafkasec.server.reuse.port"
+SSL_HANDSHAKE_TIMEOUT_MS = "kafkasec.server.ssl.handshake.timeout.ms"
+DEFAULT_SSL_HANDSHAKE_TIMEOUT_MS = 10_000
 DEFAULT_IO_THREADS = min(8, os.cpu_count() or 1)
 INLINE_APIS = frozenset({
     ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE,
@@ -146,6 +158,7 @@ class Endpoint:
         self.reauthentications = 0
         """How many times a connection re-authenticated (KIP-368), for tests and monitoring."""
         self.io_threads = parse_count(config, IO_THREADS, DEFAULT_IO_THREADS, unit="threads")
+        self.ssl_handshake_timeout_ms = parse_milliseconds(config, SSL_HANDSHAKE_TIMEOUT_MS, DEFAULT_SSL_HANDSHAKE_TIMEOUT_MS)
         # Several processes on one host may share a listener's port (SO_REUSEPORT): the kernel
         # spreads their connections, one core each (docs/gateway.md).
         self.reuse_port = parse_bool(REUSE_PORT, config.get(REUSE_PORT, False))
@@ -159,7 +172,9 @@ class Endpoint:
         # TLS settings are read now, so that a missing key or a bad file fails at start-up.
         self.ssl_context = server_ssl_context(config, self.listener_name) if security_protocol.endswith("SSL") else None
         self._server: asyncio.base_events.Server | None = None
-        self._pools: dict[str, concurrent.futures.ThreadPoolExecutor] = {}
+        self._write_pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._io_pool: FairPool | None = None
+        self._login_pool: FairPool | None = None
         self._connections: dict[asyncio.Task, asyncio.StreamWriter] = {}
         self._apis: ApiHandlers | None = None
         self._write_apis: frozenset[int] = frozenset()
@@ -191,16 +206,13 @@ class Endpoint:
         if self._server is not None:
             raise ValueError("this endpoint is already started")
         # A small read buffer: what a connection holds beyond the frame it is reading is bounded.
-        # A client that stalls its TLS handshake is let go as an idle one would be.
-        handshake_timeout = None if self.ssl_context is None else max(self.idle_timeout_ms / 1000, 0.001)
+        # TLS is not asyncio's (ssl=): the endpoint runs the handshake itself, under its limits.
         self._server = await asyncio.start_server(
-            self._accept, self.host, self.port, limit=SMALL_FRAME_BYTES,
-            ssl=self.ssl_context, ssl_handshake_timeout=handshake_timeout, reuse_port=self.reuse_port or None,
+            self._accept, self.host, self.port, limit=SMALL_FRAME_BYTES, reuse_port=self.reuse_port or None,
         )
-        self._pools = {
-            name: concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix=f"kafkasec-{name}-{self.node_id}")
-            for name, threads in (("write", 1), ("io", self.io_threads))
-        }
+        self._write_pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"kafkasec-write-{self.node_id}")
+        self._io_pool = FairPool(self.io_threads, f"kafkasec-io-{self.node_id}")
+        self._login_pool = FairPool(self.io_threads, f"kafkasec-login-{self.node_id}")
         self.port = self._server.sockets[0].getsockname()[1]
         self._apis = self._collect_apis()
         self._write_apis = self._apis.forwardable | {ApiKey.ENVELOPE}
@@ -225,9 +237,10 @@ class Endpoint:
         await asyncio.gather(*self._connections, return_exceptions=True)
         await self._server.wait_closed()
         self._server = None
-        for pool in self._pools.values():
-            pool.shutdown(wait=True)
-        self._pools = {}
+        for pool in (self._write_pool, self._io_pool, self._login_pool):
+            if pool is not None:
+                pool.shutdown()
+        self._write_pool = self._io_pool = self._login_pool = None
         if self.controller is not None:
             await self.controller.close()
         log.info("stopped %s", self.bootstrap)
@@ -268,6 +281,9 @@ class Endpoint:
         assert task is not None  # start_server runs each connection's callback in a task of its own
         self._connections[task] = writer
         try:
+            if self.ssl_context is not None:
+                reader, writer = await self._handshake(reader, writer, peer[0])
+                self._connections[task] = writer
             await self._serve(reader, writer, peer[0])
         except ConnectionClosed as closed:
             log.info("closing connection from %s:%s: %s", peer[0], peer[1], closed.args[0])
@@ -278,9 +294,30 @@ class Endpoint:
             self.connection_quotas.close(peer[0])
             writer.close()
 
-    async def _in_pool(self, pool: str, function, *args):
-        """``function(*args)`` on a thread of ``pool``, so that the loop stays free."""
-        return await asyncio.get_running_loop().run_in_executor(self._pools[pool], function, *args)
+    async def _handshake(self, reader, writer, client_address: str):
+        """TLS on an accepted connection (:mod:`kafkasec.server.tls_stream`): its decrypted
+        streams; ConnectionClosed when the handshake fails or takes longer than
+        ``kafkasec.server.ssl.handshake.timeout.ms``."""
+        assert self.ssl_context is not None and self._login_pool is not None  # an SSL listener, started
+        pool = self._login_pool
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            writer.transport.abort()
+
+        timer = asyncio.get_running_loop().call_later(self.ssl_handshake_timeout_ms / 1000, expire)
+        try:
+            return await accept_tls(self.ssl_context, reader, writer, lambda step: pool.run(client_address, step))
+        except TlsHandshakeError as error:
+            raise ConnectionClosed(error.args[0]) from None
+        except (asyncio.IncompleteReadError, ConnectionError):
+            if expired:
+                raise ConnectionClosed(f"no TLS handshake within {SSL_HANDSHAKE_TIMEOUT_MS}={self.ssl_handshake_timeout_ms}") from None
+            raise
+        finally:
+            timer.cancel()
 
     async def _read_frame(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, limit: int, *, before_login: bool = False
@@ -379,7 +416,11 @@ class Endpoint:
                 frame, first_frame = first_frame, None
             else:
                 frame = await self._read_frame(reader, writer, self.max_sasl_receive_bytes, before_login=True)
-            reply = authenticator.receive(frame)
+            if authenticator.blocking:
+                assert self._login_pool is not None  # the endpoint is started
+                reply = await self._login_pool.run(client_address, authenticator.receive, frame)
+            else:
+                reply = authenticator.receive(frame)
             if reply.delay_ms:
                 await asyncio.sleep(reply.delay_ms / 1000)
             if reply.frame is not None:
@@ -398,8 +439,11 @@ class Endpoint:
         api_key = int.from_bytes(frame[:2], "big", signed=True)
         if api_key in INLINE_APIS and len(frame) <= SMALL_FRAME_BYTES:
             answer = self._respond(principal, client_address, frame)
+        elif api_key in self._write_apis:
+            answer = await asyncio.get_running_loop().run_in_executor(self._write_pool, self._respond, principal, client_address, frame)
         else:
-            answer = await self._in_pool("write" if api_key in self._write_apis else "io", self._respond, principal, client_address, frame)
+            assert self._io_pool is not None  # the endpoint is started
+            answer = await self._io_pool.run(principal, self._respond, principal, client_address, frame)
         if isinstance(answer, RequestContext):
             controller = self.controller
             assert controller is not None  # _respond returns a context only when there is a controller to forward to
