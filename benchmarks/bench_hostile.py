@@ -88,7 +88,9 @@ def serving(tree: Path | None, state: Path, properties: dict[str, str], protocol
                  "--security-protocol", protocol]
     command = ([sys.executable, "-m", "kafkasec", *arguments] if tree is None
                else [sys.executable, "-c", SERVE_FROM_TREE, str(tree), *arguments])
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # The installed plugins are this tree's: another commit's kafkasec may not import them.
+    environment = {**os.environ, "KAFKASEC_LOAD_PLUGINS": ""}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=environment)
     try:
         line = process.stdout.readline()  # "kafkasec serve: SSL listening on 127.0.0.1:PORT"
         if "listening on" not in line:

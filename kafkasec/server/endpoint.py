@@ -69,7 +69,7 @@ from kafkasec.server.authenticator import SCRAM_MECHANISMS, Authenticator, answe
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.fair_pool import FairPool
 from kafkasec.server.limits import SMALL_FRAME_BYTES, ConnectionQuotas, LimitExceeded, UnauthenticatedBytes
-from kafkasec.server.tls_stream import TlsHandshakeError, accept_tls
+from kafkasec.server.tls_stream import HandshakeBurst, TlsHandshakeError, accept_tls, release_freed_memory
 from kafkasec.settings import SECURITY_PROTOCOLS, parse_bool, parse_count, parse_milliseconds
 from kafkasec.tls import server_ssl_context
 
@@ -175,6 +175,7 @@ class Endpoint:
         self._write_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._io_pool: FairPool | None = None
         self._login_pool: FairPool | None = None
+        self._handshakes = HandshakeBurst()
         self._connections: dict[asyncio.Task, asyncio.StreamWriter] = {}
         self._apis: ApiHandlers | None = None
         self._write_apis: frozenset[int] = frozenset()
@@ -308,6 +309,7 @@ class Endpoint:
             writer.transport.abort()
 
         timer = asyncio.get_running_loop().call_later(self.ssl_handshake_timeout_ms / 1000, expire)
+        self._handshakes.begin()
         try:
             return await accept_tls(self.ssl_context, reader, writer, lambda step: pool.run(client_address, step))
         except TlsHandshakeError as error:
@@ -318,6 +320,9 @@ class Endpoint:
             raise
         finally:
             timer.cancel()
+            if self._handshakes.end():
+                # Later: the burst's last connections still hold their OpenSSL state here.
+                asyncio.get_running_loop().call_later(1.0, release_freed_memory)
 
     async def _read_frame(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, limit: int, *, before_login: bool = False

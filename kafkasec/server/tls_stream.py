@@ -27,6 +27,10 @@ asyncio's stream interface it uses (``readexactly``; ``write``, ``drain``, ``clo
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
+import functools
+import gc
 import ssl
 from typing import Any, Awaitable, Callable
 
@@ -168,3 +172,50 @@ class TlsWriter:
                 pass  # SSLWantReadError: the client's close_notify is not awaited
             session.flush()
         session.writer.close()
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    library = ctypes.util.find_library("c")
+    if library is None:
+        return None
+    return getattr(ctypes.CDLL(library), "malloc_trim", None)  # glibc only
+
+
+def release_freed_memory() -> None:
+    """Hand the C heap's free pages back to the operating system (glibc's ``malloc_trim``).
+
+    OpenSSL frees a handshake's state when its connection's objects are collected (some only
+    by the cycle collector: an exception's traceback holds the frames that held them), and
+    glibc then keeps the freed pages in its arenas (one per thread that ran handshake steps),
+    so a process that survived a flood of half-open handshakes would keep their memory for
+    good. Called once after a burst, not per connection: the collection takes tens of ms on a
+    large heap. Does nothing where the C library has no ``malloc_trim``."""
+    trim = _malloc_trim()
+    if trim is not None:
+        gc.collect()
+        trim(0)
+
+
+class HandshakeBurst:
+    """Counts the handshakes under way, to say when a burst of them is over: the moment to give
+    the heap's free pages back (:func:`release_freed_memory`), rather than after every one."""
+
+    BURST = 64
+    """Handshakes at once that make a burst worth trimming the heap after."""
+
+    def __init__(self) -> None:
+        self.pending = 0
+        self._peak = 0
+
+    def begin(self) -> None:
+        self.pending += 1
+        self._peak = max(self._peak, self.pending)
+
+    def end(self) -> bool:
+        """One handshake is over (done or failed); True when it ended a burst."""
+        self.pending -= 1
+        if self.pending or self._peak < self.BURST:
+            return False
+        self._peak = 0
+        return True

@@ -90,6 +90,17 @@ def test_without_a_certificate_a_required_client_auth_refuses_the_handshake(tmp_
         assert sorted(confluent_ssl(endpoint, ca, client_certificates["alice"]).list_topics(timeout=10).topics) == ["orders"]
 
 
+def test_a_refused_client_hears_the_tls_alert_instead_of_an_eof(tmp_path, ca):
+    """librdkafka names OpenSSL's alert (as from a Kafka broker); before the endpoint ran TLS
+    itself, asyncio dropped the connection and the client saw only an unexpected EOF."""
+    errors = []
+    with tls_endpoint(tmp_path, ca) as endpoint:
+        admin = confluent_ssl(endpoint, ca, error_cb=lambda error: errors.append(str(error)))
+        with pytest.raises(KafkaException):
+            admin.list_topics(timeout=5)
+    assert any("alert certificate required" in error for error in errors), errors
+
+
 def test_sasl_ssl_logs_in_with_scram_over_tls(tmp_path, ca):
     with tls_endpoint(tmp_path, ca, "SASL_SSL", **{"ssl.client.auth": "none"}) as endpoint:
         admin = AdminClient({
