@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from kafkasec.cli.options import UsageError, raise_first_error
 from kafkasec.client.settings import ClientSettings, is_client_only_setting, is_client_setting
 from kafkasec.plugins import make_plugin_manager
-from kafkasec.security import STATE_PATH, KafkaSecurity
+from kafkasec.security import STATE_PATH, STATE_URL, KafkaSecurity
 from kafkasec.settings import SettingsRegistry
 from kafkasec.store import READ_ONLY
 from kafkasec.store.base import StateError
@@ -147,7 +147,10 @@ def open_security(
         # A command that only reads opens the file read-only: it works on a file it may not
         # write, and leaves nothing behind (no -wal or -shm beside the file).
         config[READ_ONLY] = "true"
-    if reads and "://" not in path and path != ":memory:" and not os.path.exists(path):
+    # kafkasec.state.url (PostgreSQL) wins over the path, as in KafkaSecurity.from_config: then
+    # there is no file to look for, and a reading command must not ask for one.
+    in_file = not stateless and not properties.get(STATE_URL)
+    if reads and in_file and "://" not in path and path != ":memory:" and not os.path.exists(path):
         # The settings are still checked first: a misspelt one is the more useful error.
         SettingsRegistry.from_plugins(make_plugin_manager()).check(config)
         raise StateError(f"no state file at {path}: nothing to read (a command that writes, such as acls --add, creates it)")
