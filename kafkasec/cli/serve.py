@@ -29,7 +29,7 @@ import signal
 import sys
 
 from kafkasec.cli.config import open_security
-from kafkasec.cli.options import UsageError, global_options
+from kafkasec.cli.options import CommandError, UsageError, global_options
 from kafkasec.settings import CONTROLLER_LISTENER_NAMES, SECURITY_PROTOCOLS
 
 CONTROLLER_LISTENER = "CONTROLLER"
@@ -239,7 +239,12 @@ async def _gateway(security):
 
 def run(args) -> int:
     # The endpoint needs the 'wire' extra; the other commands must work without it.
-    from kafkasec.server import Catalogue
+    try:
+        from kafkasec.server import Catalogue
+    except ImportError as error:
+        if error.name != "kio":
+            raise
+        raise CommandError("serve needs the 'wire' extra: pip install 'kafkasec[wire]'") from None
 
     _check(args)
     # An operator sees refused logins, closed connections and the follower's state; secrets

@@ -45,8 +45,9 @@ try:
     from kio.static.primitive import i32
     from kio.static.protocol import Entity, RequestPayload, ResponsePayload
 except ImportError as error:  # pragma: no cover - depends on how kafkasec was installed
+    # name="kio" lets a caller tell a missing extra from any other failed import.
     raise ImportError(
-        "kafkasec.protocol.wire needs the 'wire' extra: pip install 'kafkasec[wire]'"
+        "kafkasec.protocol.wire needs the 'wire' extra: pip install 'kafkasec[wire]'", name="kio"
     ) from error
 finally:
     if _HIDE_HYPOTHESIS:
