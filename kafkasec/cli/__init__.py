@@ -90,6 +90,21 @@ def _known_options(parser: argparse.ArgumentParser) -> set[str]:
     return known
 
 
+def _options_of_command(parser: argparse.ArgumentParser, arguments: list[str]) -> set[str]:
+    """The options the command that ``arguments`` name accepts: those of each parser on the way
+    down (``kafkasec``, ``acls``, ``check``) and, below the last name given, of every subcommand."""
+    options = {option for action in parser._actions for option in action.option_strings}
+    subcommands = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    if subcommands is None:
+        return options
+    for position, argument in enumerate(arguments):
+        if argument == "--":
+            break
+        if argument in subcommands.choices:
+            return options | _options_of_command(subcommands.choices[argument], arguments[position + 1:])
+    return options | _known_options(parser)
+
+
 def _refuse_unknown_options(parser: argparse.ArgumentParser, arguments: list[str]) -> None:
     """A misspelt option, or one of Kafka's that kafkasec lacks, is named as such (argparse would
     take its value for a command and answer 'invalid choice' about that)."""
@@ -104,7 +119,9 @@ def _refuse_unknown_options(parser: argparse.ArgumentParser, arguments: list[str
             continue
         if option in KAFKA_ONLY_OPTIONS:
             raise UsageError(f"unknown option {option}: {KAFKA_ONLY_OPTIONS[option]}")
-        near = difflib.get_close_matches(option, known, n=1, cutoff=0.75)
+        # Suggest only what the named command takes: an option of another command would be
+        # refused there in turn.
+        near = difflib.get_close_matches(option, _options_of_command(parser, arguments), n=1, cutoff=0.75)
         raise UsageError(f"unknown option {option}" + (f"; did you mean {near[0]}?" if near else ""))
 
 

@@ -62,10 +62,18 @@ def register(commands) -> None:
     group.add_argument("--describe", action="store_true", help="show mechanisms and iterations (never a secret)")
     group.add_argument("-o", "--output", choices=OUTPUT_FORMATS, default="table",
                        help="with --describe: kafka-configs.sh's lines (table, the default), json or csv")
-    group.add_argument("--entity-type", default=USERS, help="users (the only type; the default)")
+    group.add_argument("--entity-type", help="users (the only type; the default)")
     group.add_argument(
         "--entity-name", action="append", help="a user; --alter takes one, --describe and --export any (default all)"
     )
+    group.add_argument(
+        "--user", action="append", metavar="NAME", help="kafka-configs.sh's shorthand for --entity-type users --entity-name NAME"
+    )
+    group.add_argument("--all", action="store_true",
+                       help="with --describe, as kafka-configs.sh accepts it: a credential has no static configs to add")
+    # Kafka's default-user flags are taken so that the answer can say why they do not apply.
+    group.add_argument("--entity-default", action="store_true", help=argparse.SUPPRESS)
+    group.add_argument("--user-defaults", action="store_true", help=argparse.SUPPRESS)
     group.add_argument(
         "--add-config",
         metavar="CONFIGS",
@@ -104,6 +112,17 @@ def check_arguments(args) -> None:
     chosen = [action for action in ACTIONS if getattr(args, action)]
     if len(chosen) != 1:
         raise UsageError(NO_ACTION)
+    if args.user:
+        if args.entity_type is not None or args.entity_name or args.entity_default:
+            raise UsageError("--entity-{type,name,default} should not be used in conjunction with specific entity flags")
+        args.entity_name = args.user
+    if args.entity_type is None:
+        args.entity_type = USERS
+    if args.entity_default or args.user_defaults:
+        # Kafka keeps quotas, not credentials, for the default user: kafka-configs.sh refuses it too.
+        raise UsageError("The use of --entity-default or --user-defaults is not allowed with User SCRAM Credentials")
+    if args.all and not args.describe:
+        raise UsageError(f'Option "{_flag(chosen[0])}" can\'t be used with option "--all"')
     if args.entity_type != USERS:
         raise UsageError(f"Invalid entity type {args.entity_type}: kafkasec scram manages the SCRAM credentials of users")
     if not args.alter:

@@ -280,3 +280,39 @@ def test_describe_as_json_and_csv(cli):
     ]
     status, out, _ = cli("--describe", "--entity-type", "users", "--entity-name", "nobody", "-o", "csv")
     assert out.splitlines() == ["user,mechanism,iterations,error"]  # no credential: no record, as kafka-configs.sh prints none
+
+
+def test_user_shorthands_as_kafka_configs(cli):
+    """kafka-configs.sh's --user NAME is --entity-type users --entity-name NAME; --all describes
+    as --describe does (a credential has no static configs)."""
+    status, out, err = cli("--alter", "--user", "alice", "--add-config", "SCRAM-SHA-256=[password=alice-secret]")
+    assert (status, out, err) == (0, "Completed updating config for user alice.\n", "")
+    assert cli.stored() == {("alice", SHA256): 4096}
+    expected = "SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations=4096\n"
+    assert cli("--describe", "--user", "alice") == (0, expected, "")
+    assert cli("--describe", "--all", "--entity-type", "users") == (0, expected, "")
+    assert cli("--describe", "--all", "--user", "alice") == (0, expected, "")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--describe", "--user", "alice", "--entity-name", "bob"], "should not be used in conjunction with specific entity flags"),
+        (["--describe", "--user", "alice", "--entity-type", "users"], "should not be used in conjunction with specific entity flags"),
+        (["--alter", "--user-defaults", "--add-config", "SCRAM-SHA-256=[password=p]"], "not allowed with User SCRAM Credentials"),
+        (["--describe", "--entity-default"], "not allowed with User SCRAM Credentials"),
+        (["--alter", "--all", "--user", "alice", "--delete-config", "SCRAM-SHA-256"], 'Option "--alter" can\'t be used with option "--all"'),
+    ],
+)
+def test_user_shorthands_refused_as_kafka_configs(cli, argv, message):
+    status, out, err = cli(*argv)
+    assert (status, out) == (1, "")
+    assert message in err
+    assert cli.stored() == {}
+
+
+def test_suggestion_names_an_option_of_the_command(cli):
+    """A misspelt option is matched against the options of the command given, not of any command
+    (``--user`` once drew ``--cluster``, an acls option)."""
+    assert cli("--describe", "--entity-nme", "alice")[2] == "kafkasec: error: unknown option --entity-nme; did you mean --entity-name?\n"
+    assert cli("--describe", "--topik", "t") == (1, "", "kafkasec: error: unknown option --topik\n")
