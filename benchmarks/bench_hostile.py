@@ -325,34 +325,54 @@ def oauthbearer_attempt(port: int) -> float:
     return time.perf_counter() - started
 
 
+class MetadataProbe:
+    """alice, logged in, asking a one-topic Metadata every 10 ms: her round trips in phases."""
+
+    def __init__(self, port: int):
+        self._sock = logged_in(port, "alice")
+
+    def ask(self) -> None:
+        send_frame(self._sock, SMALL_METADATA)
+        read_frame(self._sock)
+
+    def start(self):
+        """Start a phase: (stop, result) — set ``stop``, then ``result()`` is the seconds of each ask."""
+        stop = threading.Event()
+        thread, result = in_thread(timed_loop, stop, self.ask, 0.01)
+
+        def finished() -> list[float]:
+            thread.join()
+            return result["value"]
+
+        return stop, finished
+
+    def phase(self, seconds: float) -> list[float]:
+        stop, finished = self.start()
+        time.sleep(seconds)
+        stop.set()
+        return finished()
+
+    def close(self) -> None:
+        self._sock.close()
+
+
 def jwks_run(tree, directory: Path, seconds: float) -> dict:
     with silent_http_server() as url:
         properties = {"sasl.enabled.mechanisms": "SCRAM-SHA-256,OAUTHBEARER",
                       "sasl.oauthbearer.jwks.endpoint.url": url,
                       "connection.failed.authentication.delay.ms": "100"}
         with serving(tree, directory / "state.db", properties, "SASL_PLAINTEXT") as (process, port):
-            alice = logged_in(port, "alice")
-
-            def metadata():
-                send_frame(alice, SMALL_METADATA)
-                read_frame(alice)
-
-            stop = threading.Event()
-            quiet_thread, quiet = in_thread(timed_loop, stop, metadata, 0.01)
-            time.sleep(seconds)
-            stop.set()
-            quiet_thread.join()
-            stop = threading.Event()
+            alice = MetadataProbe(port)
+            quiet = alice.phase(seconds)
+            stop, loaded = alice.start()
             attackers = [in_thread(timed_loop, stop, lambda: oauthbearer_attempt(port), 0.1) for _ in range(3)]
-            loaded_thread, loaded = in_thread(timed_loop, stop, metadata, 0.01)
             time.sleep(max(seconds, 12.0))  # longer than a stalled fetch's 10 s timeout
             stop.set()
-            loaded_thread.join()
             for thread, _ in attackers:
                 thread.join(30)
             alice.close()
             logins = [took for _, result in attackers for took in result.get("value", [])]
-            return {"quiet": quiet["value"], "loaded": loaded["value"], "logins": logins}
+            return {"quiet": quiet, "loaded": loaded(), "logins": logins}
 
 
 # --- heavy ---------------------------------------------------------------------------------------
@@ -366,18 +386,8 @@ def heavy_run(tree, directory: Path, seconds: float) -> dict:
     }
     results = {}
     with serving(tree, directory / "state.db", {}, "SASL_PLAINTEXT") as (process, port):
-        alice = logged_in(port, "alice")
-
-        def metadata():
-            send_frame(alice, SMALL_METADATA)
-            read_frame(alice)
-
-        stop = threading.Event()
-        quiet_thread, quiet = in_thread(timed_loop, stop, metadata, 0.01)
-        time.sleep(seconds)
-        stop.set()
-        quiet_thread.join()
-        results["quiet"] = quiet["value"]
+        alice = MetadataProbe(port)
+        results["quiet"] = alice.phase(seconds)
         for name, frame in heavy_frames.items():
             bobs = [logged_in(port, "bob") for _ in range(4)]
             stop = threading.Event()
@@ -388,13 +398,10 @@ def heavy_run(tree, directory: Path, seconds: float) -> dict:
 
             hogs = [in_thread(timed_loop, stop, lambda sock=sock: heavy(sock), 0.0) for sock in bobs]
             time.sleep(1.0)  # the four are under way
-            loaded_thread, loaded = in_thread(timed_loop, stop, metadata, 0.01)
-            time.sleep(seconds)
+            results[name] = alice.phase(seconds)
             stop.set()
-            loaded_thread.join()
             for thread, _ in hogs:
                 thread.join(120)
-            results[name] = loaded["value"]
             results[name + " heavy"] = [took for _, result in hogs for took in result.get("value", [])]
             for sock in bobs:
                 sock.close()

@@ -21,6 +21,8 @@ import ssl
 import tempfile
 from typing import Mapping
 
+from kafkasec.settings import parse_list
+
 CLIENT_AUTH = {"required": ssl.CERT_REQUIRED, "requested": ssl.CERT_OPTIONAL, "none": ssl.CERT_NONE}
 _PROTOCOLS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
 
@@ -85,7 +87,7 @@ def _context(protocol: int, setting) -> ssl.SSLContext:
         if (setting(kind) or "PEM").upper() != "PEM":
             raise ValueError(f"{kind} = {setting(kind)!r}: kafkasec reads PEM keys and certificates only")
     context = ssl.SSLContext(protocol)
-    versions = [part.strip() for part in (setting("ssl.enabled.protocols") or "TLSv1.2,TLSv1.3").split(",") if part.strip()]
+    versions = [part for part in parse_list(setting("ssl.enabled.protocols") or "TLSv1.2,TLSv1.3") if part]
     unknown = [version for version in versions if version not in _PROTOCOLS]
     if unknown or not versions:
         raise ValueError(f"ssl.enabled.protocols names {', '.join(unknown) or 'nothing'}; kafkasec knows {', '.join(_PROTOCOLS)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import time
 
 from kafkasec import KafkaSecurity, RequestContext
 from kafkasec.protocol import wire
@@ -74,3 +75,13 @@ def create_acl_request(principal="User:dave", name="orders"):
         creation_type, resource_type=2, resource_name=name, resource_pattern_type=3,
         principal=principal, host="*", operation=3, permission_type=3,
     ),))
+
+
+def wait_until(predicate, timeout: float = 10.0) -> bool:
+    """Poll ``predicate`` every 20 ms until it holds or ``timeout`` seconds pass; its last answer."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()

@@ -70,7 +70,7 @@ from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.fair_pool import FairPool
 from kafkasec.server.limits import SMALL_FRAME_BYTES, ConnectionQuotas, LimitExceeded, UnauthenticatedBytes
 from kafkasec.server.tls_stream import HandshakeBurst, TlsHandshakeError, accept_tls, release_freed_memory
-from kafkasec.settings import SECURITY_PROTOCOLS, parse_bool, parse_count, parse_milliseconds
+from kafkasec.settings import SECURITY_PROTOCOLS, parse_bool, parse_count, parse_list, parse_milliseconds
 from kafkasec.tls import server_ssl_context
 
 log = logging.getLogger("kafkasec.server")
@@ -109,6 +109,23 @@ class _Session:
 
     def expired(self) -> bool:
         return time.monotonic() >= self.expires_at
+
+
+class _Deadline:
+    """Aborts a connection unless cancelled within ``seconds``; ``expired`` tells the read
+    error that the abort causes from the client going away."""
+
+    def __init__(self, writer, seconds: float):
+        self.expired = False
+        self._writer = writer
+        self._timer = asyncio.get_running_loop().call_later(seconds, self._expire)
+
+    def _expire(self) -> None:
+        self.expired = True
+        self._writer.transport.abort()
+
+    def cancel(self) -> None:
+        self._timer.cancel()
 
 
 class Endpoint:
@@ -167,7 +184,7 @@ class Endpoint:
         self.connection_quotas = ConnectionQuotas.from_config(config)
         self.unauthenticated_bytes = UnauthenticatedBytes.from_config(config)
         mechanisms = str(config.get(SASL_ENABLED_MECHANISMS, ",".join(SCRAM_MECHANISMS)))
-        self.mechanisms = tuple(part.strip() for part in mechanisms.split(",") if part.strip())
+        self.mechanisms = tuple(part for part in parse_list(mechanisms) if part)
         self.accepts_envelopes = controller is None and self.listener_name in privileged_listeners(config)
         # TLS settings are read now, so that a missing key or a bad file fails at start-up.
         self.ssl_context = server_ssl_context(config, self.listener_name) if security_protocol.endswith("SSL") else None
@@ -301,25 +318,18 @@ class Endpoint:
         ``kafkasec.server.ssl.handshake.timeout.ms``."""
         assert self.ssl_context is not None and self._login_pool is not None  # an SSL listener, started
         pool = self._login_pool
-        expired = False
-
-        def expire() -> None:
-            nonlocal expired
-            expired = True
-            writer.transport.abort()
-
-        timer = asyncio.get_running_loop().call_later(self.ssl_handshake_timeout_ms / 1000, expire)
+        deadline = _Deadline(writer, self.ssl_handshake_timeout_ms / 1000)
         self._handshakes.begin()
         try:
             return await accept_tls(self.ssl_context, reader, writer, lambda step: pool.run(client_address, step))
         except TlsHandshakeError as error:
             raise ConnectionClosed(error.args[0]) from None
         except (asyncio.IncompleteReadError, ConnectionError):
-            if expired:
+            if deadline.expired:
                 raise ConnectionClosed(f"no TLS handshake within {SSL_HANDSHAKE_TIMEOUT_MS}={self.ssl_handshake_timeout_ms}") from None
             raise
         finally:
-            timer.cancel()
+            deadline.cancel()
             if self._handshakes.end():
                 # Later: the burst's last connections still hold their OpenSSL state here.
                 asyncio.get_running_loop().call_later(1.0, release_freed_memory)
@@ -331,14 +341,7 @@ class Endpoint:
         frame ``before_login`` must fit in the budget of bytes held for such clients."""
         # One timer per frame, not asyncio.wait_for per read: wait_for makes a task per call,
         # which was a fifth of the endpoint's time in a login.
-        expired = False
-
-        def expire() -> None:
-            nonlocal expired
-            expired = True
-            writer.transport.abort()
-
-        timer = asyncio.get_running_loop().call_later(self.idle_timeout_ms / 1000, expire)
+        deadline = _Deadline(writer, self.idle_timeout_ms / 1000)
         try:
             (size,) = wire.FRAME_SIZE.unpack(await reader.readexactly(wire.FRAME_SIZE.size))
             if size < 0 or size > limit:
@@ -354,11 +357,11 @@ class Endpoint:
             finally:
                 self.unauthenticated_bytes.release(reserved)
         except (asyncio.IncompleteReadError, ConnectionError):
-            if expired:
+            if deadline.expired:
                 raise ConnectionClosed(f"idle for connections.max.idle.ms ({self.idle_timeout_ms} ms)") from None
             raise
         finally:
-            timer.cancel()
+            deadline.cancel()
 
     @staticmethod
     async def _send(writer: asyncio.StreamWriter, frame: bytes) -> None:

@@ -46,6 +46,7 @@ from kafkasec.protocol.request_rules import CONNECTION_APIS, RULES, authorize_re
 from kafkasec.server.broker_addresses import Address, brokers_in, names_brokers, with_addresses
 from kafkasec.server.endpoint import ConnectionClosed, Endpoint
 from kafkasec.server.upstream import UpstreamError, UpstreamLink, framed, request_correlation_id
+from kafkasec.settings import parse_list
 
 log = logging.getLogger("kafkasec.server.gateway")
 
@@ -70,7 +71,7 @@ def upstream_settings(config: Mapping[str, object]) -> ClientSettings:
 
 
 def _unadvertised(config: Mapping[str, object]) -> frozenset[ApiKey]:
-    names = [part.strip() for part in str(config.get(UNADVERTISED_APIS, "")).split(",") if part.strip()]
+    names = [part for part in parse_list(config.get(UNADVERTISED_APIS, "")) if part]
     by_title = {key.title: key for key in ApiKey}
     unknown = [name for name in names if name not in by_title]
     if unknown:

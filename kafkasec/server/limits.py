@@ -29,7 +29,7 @@ import threading
 from collections import Counter
 from typing import Mapping
 
-from kafkasec.settings import parse_count
+from kafkasec.settings import java_trim, parse_count, parse_list
 
 MAX_CONNECTIONS = "max.connections"
 MAX_CONNECTIONS_PER_IP = "max.connections.per.ip"
@@ -66,11 +66,11 @@ def parse_overrides(text: str) -> dict[str, int]:
     """``host:count,host:count`` -> {address: count}; host names are resolved here, once, and
     each of their addresses gets the count."""
     overrides: dict[str, int] = {}
-    for item in (part.strip() for part in text.split(",")):
+    for item in parse_list(text):
         if not item:
             continue
         host, separator, count = item.rpartition(":")
-        host = host.strip().strip("[]")
+        host = java_trim(host).strip("[]")
         if not separator or not host:
             raise ValueError(f"{MAX_CONNECTIONS_PER_IP_OVERRIDES} takes host:count pairs, not {item!r}")
         limit = parse_count({MAX_CONNECTIONS_PER_IP_OVERRIDES: count}, MAX_CONNECTIONS_PER_IP_OVERRIDES, 0, unit="connections")

@@ -15,7 +15,7 @@ from typing import Mapping
 
 from attrs import frozen
 
-from kafkasec.settings import SECURITY_PROTOCOLS
+from kafkasec.settings import SECURITY_PROTOCOLS, java_trim, parse_list
 
 LISTENERS = "listeners"
 PROTOCOL_MAP = "listener.security.protocol.map"
@@ -37,16 +37,16 @@ def parse_protocol_map(value: str | None) -> dict[str, str]:
     if value is None:
         return {protocol: protocol for protocol in SECURITY_PROTOCOLS}
     protocols: dict[str, str] = {}
-    for entry in (part.strip() for part in value.split(",")):
+    for entry in parse_list(value):
         if not entry:
             continue
         name, colon, protocol = entry.partition(":")
-        if not colon or not name.strip():
+        if not colon or not java_trim(name):
             raise ValueError(f"{PROTOCOL_MAP}: {entry!r} is not NAME:PROTOCOL")
-        protocol = protocol.strip().upper()
+        protocol = java_trim(protocol).upper()
         if protocol not in SECURITY_PROTOCOLS:
             raise ValueError(f"{PROTOCOL_MAP}: {protocol!r} is not a security protocol ({', '.join(SECURITY_PROTOCOLS)})")
-        protocols[name.strip().upper()] = protocol
+        protocols[java_trim(name).upper()] = protocol
     return protocols
 
 
@@ -54,11 +54,11 @@ def parse_listeners(config: Mapping[str, object]) -> list[Listener]:
     """The ``listeners`` of ``config`` (an empty list when unset), with their protocols, as
     Kafka reads them; ValueError naming the listener that is wrong."""
     value = config.get(LISTENERS)
-    if value is None or not str(value).strip():
+    if value is None or not java_trim(str(value)):
         return []
     protocols = parse_protocol_map(None if config.get(PROTOCOL_MAP) is None else str(config[PROTOCOL_MAP]))
     listeners: list[Listener] = []
-    for entry in (part.strip() for part in str(value).split(",")):
+    for entry in parse_list(str(value)):
         if not entry:
             continue
         match = _LISTENER.fullmatch(entry)

@@ -14,7 +14,17 @@ from kafkasec.errors import KafkaErrorCode, SaslAuthenticationError
 from kafkasec.protocol import wire
 from kafkasec.server import ControllerLink, Endpoint, KafkaConnection
 
-from server_support import CATALOGUE, add_users, create_acl_request, logged_in, open_security, request, run, serving
+from server_support import (
+    CATALOGUE,
+    add_users,
+    create_acl_request,
+    logged_in,
+    open_security,
+    request,
+    run,
+    serving,
+    wait_until,
+)
 
 
 def all_topics(version=12, **fields):
@@ -37,15 +47,6 @@ def closed_by_server(sock, timeout=5.0) -> bool:
         return True
     except socket.timeout:
         return False
-
-
-def wait_for(predicate, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 def test_scram_logins_and_an_authorized_metadata_request(endpoint):
@@ -176,7 +177,7 @@ def test_fuzzed_frames_are_answered_or_closed_and_the_endpoint_stays_up(endpoint
 
     run(scenario())
     run(_still_serving(endpoint))
-    assert wait_for(lambda: endpoint.connection_count == 0)
+    assert wait_until(lambda: endpoint.connection_count == 0)
 
 
 @pytest.fixture
@@ -191,11 +192,11 @@ def test_stalled_connections_are_freed_after_the_idle_timeout(impatient_endpoint
     sockets = [raw_socket(endpoint) for _ in range(5)]
     sockets[0].sendall(b"\x00\x00")  # half a size prefix
     sockets[1].sendall(struct.pack(">i", 100) + b"\x00" * 10)  # a frame that never completes
-    assert wait_for(lambda: endpoint.connection_count == 5, 2)
+    assert wait_until(lambda: endpoint.connection_count == 5, 2)
     started = time.monotonic()
     assert all(closed_by_server(sock) for sock in sockets)
     assert time.monotonic() - started < 3  # connections.max.idle.ms is 400 here
-    assert wait_for(lambda: endpoint.connection_count == 0)
+    assert wait_until(lambda: endpoint.connection_count == 0)
     for sock in sockets:
         sock.close()
 
@@ -214,7 +215,7 @@ def test_two_hundred_concurrent_connections(endpoint):
     # alice and bob have no ACLs: they see no topic; admin (a super user) sees all.
     assert sorted(set(counts)) == [0, len(CATALOGUE.topics)]
     assert counts.count(len(CATALOGUE.topics)) == len(range(2, 200, 3))
-    assert wait_for(lambda: endpoint.connection_count == 0)
+    assert wait_until(lambda: endpoint.connection_count == 0)
 
 
 def test_plaintext_listener_clients_are_anonymous(server_security):

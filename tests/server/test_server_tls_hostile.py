@@ -17,7 +17,7 @@ from kafkasec.client.connection import KafkaConnection
 from kafkasec.protocol.api_keys import ApiKey
 
 from certificates import A, TestCertificateAuthority
-from server_support import PASSWORDS, add_users, open_security, run, serving
+from server_support import PASSWORDS, add_users, open_security, run, serving, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -91,15 +91,6 @@ def _read_exactly(sock, size: int) -> bytes:
         assert chunk, "the endpoint closed the connection"
         data += chunk
     return data
-
-
-def wait_until(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 def closed_by_server(sock: socket.socket, timeout: float) -> bool:
