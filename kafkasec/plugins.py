@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import types
 import weakref
 
 import pluggy
@@ -70,7 +71,8 @@ class PluginManager(pluggy.PluginManager):
 
 def make_plugin_manager(*, load_entrypoints: bool = True, plugins=()) -> PluginManager:
     """A plugin manager with entry-point plugins (subject to KAFKASEC_LOAD_PLUGINS), then
-    ``plugins`` (modules or objects of yours), then the built-ins, checked with check_pending()."""
+    ``plugins`` (modules or objects of yours; one the entry points loaded already is skipped), then
+    the built-ins, checked with check_pending()."""
     manager = PluginManager("kafkasec")
     manager.add_hookspecs(hookspecs)
     if load_entrypoints:
@@ -86,13 +88,27 @@ def make_plugin_manager(*, load_entrypoints: bool = True, plugins=()) -> PluginM
                             f"entry point in the {ENTRY_POINT_GROUP!r} group"
                         )
     for plugin in plugins:
-        manager.register(plugin)
+        # A plugin installed with its entry point is loaded above already; passing it again (as
+        # docs/plugins.md once showed) must not fail with pluggy's "already registered".
+        if not _already_registered(manager, plugin):
+            manager.register(plugin)
     for name in DEFAULT_PLUGINS:
         manager.register(importlib.import_module(name), name)
     manager.check_pending()
     if os.environ.get("KAFKASEC_TRACE_PLUGINS", "") not in ("", "0"):
         enable_tracing(manager)
     return manager
+
+
+def _already_registered(manager: pluggy.PluginManager, plugin) -> bool:
+    """Whether ``plugin`` is registered, as that object or as a module of the same name (the
+    same file imported twice under two ``sys.path`` entries would answer every hook twice)."""
+    if manager.is_registered(plugin):
+        return True
+    if isinstance(plugin, types.ModuleType):
+        return any(isinstance(registered, types.ModuleType) and registered.__name__ == plugin.__name__
+                   for registered in manager.get_plugins())
+    return False
 
 
 def answers_by_plugin(caller: pluggy.HookCaller, **arguments):
