@@ -8,9 +8,10 @@ cluster through :func:`open_cluster`, the Kafka protocol's admin requests.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from kafkasec.cli.options import UsageError, raise_first_error
 from kafkasec.client.settings import ClientSettings, is_client_only_setting, is_client_setting
@@ -99,14 +100,27 @@ def on_cluster(args) -> bool:
     return True
 
 
-def open_cluster(args) -> ClusterAdmin:
-    """The admin client of the cluster --bootstrap-server names, logged in as --command-config says."""
+@contextlib.contextmanager
+def open_cluster(args) -> Iterator[ClusterAdmin]:
+    """The admin client of the cluster --bootstrap-server names, logged in as --command-config
+    says, for a ``with`` block; closed at its end."""
     settings = ClientSettings.from_properties(command_properties(args), args.bootstrap_server)
     try:
         from kafkasec.client.admin import ClusterAdmin
     except ImportError as error:
         raise StateError(f"--bootstrap-server needs the 'wire' extra (pip install 'kafkasec[wire]'): {error}") from None
-    return ClusterAdmin.connect(settings)
+    try:
+        with ClusterAdmin.connect(settings) as admin:
+            yield admin
+    except ConnectionError as error:
+        # A SASL or TLS listener hangs up on a client that speaks plain Kafka to it, at the
+        # first request it does not take: the usual cause is client properties left out.
+        if settings.security_protocol == "PLAINTEXT" and CLOSED_BY_SERVER in str(error):
+            raise ConnectionError(f"{error}; is security.protocol / sasl.mechanism set in --command-config?") from None
+        raise
+
+
+CLOSED_BY_SERVER = "closed the connection"
 
 
 def cluster_security(args, admin: ClusterAdmin) -> KafkaSecurity:

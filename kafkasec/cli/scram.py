@@ -15,6 +15,7 @@ import argparse
 import getpass
 import re
 import sys
+import warnings
 
 from kafkasec.cli.config import on_cluster, open_cluster, open_security
 from kafkasec.cli.options import OUTPUT_FORMATS, CommandError, UsageError, global_options, raise_first_error
@@ -255,8 +256,13 @@ def read_password_stdin() -> str:
 def ask_password(user: str) -> str:
     """Ask twice without echo, so the password stays out of the shell's history."""
     try:
-        password = getpass.getpass(f"Password for user '{user}': ")
-        again = getpass.getpass("Again, to confirm: ")
+        with warnings.catch_warnings():
+            # Without a terminal getpass warns and reads standard input with echo: refuse instead.
+            warnings.simplefilter("error", getpass.GetPassWarning)
+            password = getpass.getpass(f"Password for user '{user}': ")
+            again = getpass.getpass("Again, to confirm: ")
+    except getpass.GetPassWarning:
+        raise CommandError("no terminal to ask for the password on; nothing was changed (see --password-stdin)") from None
     except EOFError:
         raise CommandError("no password was given; nothing was changed (see --password-stdin)") from None
     if password != again:

@@ -22,9 +22,10 @@ import sys
 from typing import Iterator, Sequence
 
 from kafkasec.cli.config import on_cluster, open_cluster, open_security
-from kafkasec.cli.options import OUTPUT_FORMATS, UsageError, global_options
+from kafkasec.cli.options import OUTPUT_FORMATS, CommandError, UsageError, global_options
 from kafkasec.cli.output import write_records
 from kafkasec.context import RequestContext
+from kafkasec.errors import DelegationTokenAuthDisabledError
 from kafkasec.principals.principal import KafkaPrincipal
 from kafkasec.tokens.model import DelegationToken, parse_hmac
 
@@ -90,14 +91,20 @@ def register(commands) -> None:
 
 def run_tokens(args) -> int:
     action = chosen_action(args)
-    with token_target(args, writes=action != "describe") as target:
-        if action == "create":
-            return create(target, args)
-        if action == "renew":
-            return renew(target, args)
-        if action == "expire":
-            return expire(target, args)
-        return describe(target, args)
+    try:
+        with token_target(args, writes=action != "describe") as target:
+            if action == "create":
+                return create(target, args)
+            if action == "renew":
+                return renew(target, args)
+            if action == "expire":
+                return expire(target, args)
+            return describe(target, args)
+    except DelegationTokenAuthDisabledError as error:
+        where = "in the servers' configuration" if on_cluster(args) else "in the --command-config file"
+        raise CommandError(
+            f"{str(error).rstrip('.')}; set delegation.token.secret.key {where} (the same on every node) to enable delegation tokens"
+        ) from None
 
 
 class StateFileTokens:

@@ -369,6 +369,18 @@ def test_a_server_that_is_not_kafka_is_one_line(capsys, monkeypatch, tmp_path, a
     assert (status, out) == (1, "") and err.count("\n") == 1 and message in err, err
 
 
+@pytest.mark.parametrize("listener", ["SASL_PLAINTEXT", "SASL_SSL"])
+@pytest.mark.parametrize("config", [None, "security.protocol=PLAINTEXT\n"], ids=["no-config", "plaintext"])
+def test_a_sasl_listener_without_client_properties_says_which_are_missing(cluster, capsys, monkeypatch, tmp_path, listener, config):
+    arguments = ["--bootstrap-server", cluster.listeners[listener]]
+    if config is not None:
+        (tmp_path / "client.properties").write_text(config)
+        arguments += ["--command-config", str(tmp_path / "client.properties")]
+    status, out, err = kafkasec(capsys, monkeypatch, *arguments, "acls", "--list")
+    assert (status, out) == (1, "") and err.count("\n") == 1
+    assert "closed the connection" in err and err.endswith("; is security.protocol / sasl.mechanism set in --command-config?\n")
+
+
 def test_nothing_listening_names_the_server(capsys, monkeypatch):
     with socket.socket() as unused:
         unused.bind(("127.0.0.1", 0))

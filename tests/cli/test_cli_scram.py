@@ -316,3 +316,16 @@ def test_suggestion_names_an_option_of_the_command(cli):
     (``--user`` once drew ``--cluster``, an acls option)."""
     assert cli("--describe", "--entity-nme", "alice")[2] == "kafkasec: error: unknown option --entity-nme; did you mean --entity-name?\n"
     assert cli("--describe", "--topik", "t") == (1, "", "kafkasec: error: unknown option --topik\n")
+
+
+def test_a_prompt_without_a_terminal_is_one_line(tmp_path):
+    """With no terminal (a new session has none), the password prompt is refused in one line,
+    without Python's GetPassWarning, and nothing is stored."""
+    state = tmp_path / "state.db"
+    run = subprocess.run(
+        [sys.executable, "-m", "kafkasec", "--state", str(state), "scram", "--alter", "--user", "alice",
+         "--add-config", "SCRAM-SHA-256=[]"],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, start_new_session=True, timeout=60, check=False,
+    )
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == "kafkasec: error: no terminal to ask for the password on; nothing was changed (see --password-stdin)\n"

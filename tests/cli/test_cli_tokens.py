@@ -116,3 +116,11 @@ def test_describe_as_json_and_csv(cli):
     status, out, _ = cli("describe", "--output", "csv")
     assert out.splitlines()[0] == "token_id,hmac,owner,requester,renewers,issue_date,expiry_date,max_date"
     assert "Calling describe" not in out  # the records only
+
+
+def test_tokens_off_names_the_setting_that_enables_them(cli):
+    """Without delegation.token.secret.key tokens are off (61); the error says what turns them on."""
+    status, _, err = cli("--create", "--owner-principal", "User:alice", config=False)
+    assert status == 1 and err.count("\n") == 1
+    assert "DELEGATION_TOKEN_AUTH_DISABLED (61)" in err
+    assert "set delegation.token.secret.key in the --command-config file (the same on every node)" in err
