@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import shutil
+import socket
 import sys
 import time
 
@@ -27,6 +29,7 @@ from kafkasec.cli.config import (
     state_path,
 )
 from kafkasec.cli.options import (
+    CommandError,
     UsageError,
     global_options,
     operation_argument,
@@ -97,6 +100,7 @@ def run_grid(args) -> int:
     if args.report_max_cells is not None and not args.report:
         raise UsageError("--report-max-cells sizes the --report: give --report FILE")
     added = read_acl_file(args.what_if, file_format(None, args.what_if)) if args.what_if else None
+    check_master(args.master)
     try:
         from pyspark.sql import SparkSession
 
@@ -105,11 +109,13 @@ def run_grid(args) -> int:
         raise UsageError(f"kafkasec grid needs the 'spark' extra (pip install 'kafkasec[spark]'): {error}") from None
     progress = Progress(sys.stderr.isatty() if args.progress is None else args.progress, STAGES)
     already_running = SparkSession.getActiveSession() is not None
-    progress.stage("starting Spark")
-    spark = local_session(args.master, "kafkasec-grid", progress=progress.enabled)
-    try:
-        progress.stage("reading the ACLs, principals and resources")
-        with _grid_security(args) as (security, listed_principals, listed_resources):
+    # The ACLs are opened (the state file, or the cluster asked) before Spark starts, which
+    # takes half a minute: a wrong --state or --bootstrap-server is reported at once.
+    with _grid_security(args) as (security, listed_principals, listed_resources):
+        progress.stage("starting Spark")
+        spark = _start_spark(local_session, args.master, progress.enabled)
+        try:
+            progress.stage("reading the ACLs, principals and resources")
             principals = _read(spark, args.principals) if args.principals else spark.createDataFrame(
                 listed_principals, "principal string")
             resources = _read(spark, args.resources) if args.resources else spark.createDataFrame(
@@ -124,21 +130,67 @@ def run_grid(args) -> int:
                             after=None if added is None else _with(security.authorizer, added),
                             max_cells=args.report_max_cells or MAX_REPORT_CELLS)
                 print(f"wrote the audit report to {args.report}")
-        if args.output_type == "compact":
-            frames = {name: getattr(result, name) for name in ("principals", "resources", "base", "exceptions")}
-        else:
-            frames = {"grid": readable_cells(result, names_as="text" if args.format == "csv" else "array")}
-        if progress.enabled:
-            next(iter(frames.values())).limit(1).collect()
-            progress.note("the first result is ready")
-        progress.stage(f"writing the {args.output_type} grid")
-        _write(frames, args.output, args.format)
-        progress.note("done")
-        print(f"wrote the {args.output_type} grid to {args.output} ({args.format})")
-        return 0
-    finally:
-        if not already_running:
-            spark.stop()
+            if args.output_type == "compact":
+                frames = {name: getattr(result, name) for name in ("principals", "resources", "base", "exceptions")}
+            else:
+                frames = {"grid": readable_cells(result, names_as="text" if args.format == "csv" else "array")}
+            if progress.enabled:
+                next(iter(frames.values())).limit(1).collect()
+                progress.note("the first result is ready")
+            progress.stage(f"writing the {args.output_type} grid")
+            _write(frames, args.output, args.format)
+            progress.note("done")
+            print(f"wrote the {args.output_type} grid to {args.output} ({args.format})")
+            return 0
+        finally:
+            if not already_running:
+                spark.stop()
+
+
+MASTER_CONNECT_TIMEOUT_S = 3.0
+"""How long ``--master spark://`` may take to accept a TCP connection before grid gives up."""
+_LOCAL_MASTER = re.compile(r"local(?:\[(?:[1-9][0-9]*|\*)(?:\s*,\s*[1-9][0-9]*)?\])?")
+_LOCAL_CLUSTER_MASTER = re.compile(r"local-cluster\[\s*[1-9][0-9]*\s*,\s*[1-9][0-9]*\s*,\s*[1-9][0-9]*\s*\]")
+MASTER_FORMS = "local, local[N], local[*], local[N,F], spark://HOST:PORT[,HOST:PORT...], yarn or k8s://HOST:PORT"
+
+
+def check_master(master: str) -> None:
+    """Refuse a --master that Spark would refuse, or a standalone master that does not accept a
+    connection, in one line and before Spark starts: Spark itself answers a bad form with a JVM
+    stack trace, and an unreachable standalone master with three 20 s registration attempts."""
+    if _LOCAL_MASTER.fullmatch(master) or _LOCAL_CLUSTER_MASTER.fullmatch(master) or master == "yarn":
+        return
+    if master.startswith("k8s://") and len(master) > len("k8s://"):
+        return  # Kubernetes answers through its own client, with its own timeouts
+    if not master.startswith("spark://"):
+        raise UsageError(f"--master {master}: not a Spark master URL; expected {MASTER_FORMS}")
+    problems = []
+    for address in master[len("spark://"):].split(","):
+        host, colon, port = address.rpartition(":")
+        if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UsageError(f"--master {master}: {address!r} is not HOST:PORT; expected {MASTER_FORMS}")
+        try:
+            # Spark's standalone masters listen with HA on several hosts; one that answers is enough.
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=MASTER_CONNECT_TIMEOUT_S):
+                return
+        except OSError as error:
+            problems.append(f"{address} ({error or type(error).__name__})")
+    raise CommandError(
+        f"--master {master}: no Spark master accepts a connection within {MASTER_CONNECT_TIMEOUT_S:g} s: {', '.join(problems)}"
+    )
+
+
+def _start_spark(local_session, master: str, progress: bool):
+    """The session on ``master``; a failure to start is one line naming the master and the cause
+    (Spark's message, without the JVM's stack trace)."""
+    try:
+        return local_session(master, "kafkasec-grid", progress=progress)
+    except RuntimeError as error:  # no Java: local_session's own message
+        raise CommandError(str(error)) from None
+    except Exception as error:  # noqa: BLE001  (Py4J's errors carry the JVM's; any is reported)
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        cause = next((line[1:].strip() for line in lines if line.startswith(":")), lines[0] if lines else type(error).__name__)
+        raise CommandError(f"Spark did not start on --master {master}: {cause}") from None
 
 
 STAGES = 4
