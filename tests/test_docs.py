@@ -48,7 +48,7 @@ EXTERNAL_MARKS = {
     ("docs/cluster.md", "kafkasec --state state.db scram --alter --add-config 'SCRAM-SHA-512=[password=broker-secret]' "
                         "--entity-name broker"):
         "skip starts three servers on the fixed ports 9092-9094 in the background; "
-        "tests/server/test_server_cluster_processes.py runs such a cluster on free ports",
+        "tests/server/test_server_cluster.py runs such a cluster on free ports",
 }
 
 
