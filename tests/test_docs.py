@@ -17,9 +17,6 @@ A block that cannot run as it stands says so in an HTML comment on the line just
                                       to be running (a cluster at localhost:9092, a Spark master,
                                       Tansu). Say in REASON which test runs the same thing instead.
     <!-- docs-test: slow -->          run, under the ``slow`` marker (it starts Spark, say).
-
-EXTERNAL_MARKS holds the same comments for a block whose page is being edited by someone else at
-the time; move them into the page.
 """
 
 import os
@@ -43,13 +40,6 @@ SHELL_TIMEOUT_S = 60
 BLOCK = re.compile(r"(?:^<!-- docs-test: (?P<marker>.*?) -->\n)?^```(?P<language>\w*)\n(?P<code>.*?)^```",
                    flags=re.MULTILINE | re.DOTALL)
 
-EXTERNAL_MARKS = {
-    # docs/cluster.md is being changed by helper B (issue 30's CLI items) as this is written.
-    ("docs/cluster.md", "kafkasec --state state.db scram --alter --add-config 'SCRAM-SHA-512=[password=broker-secret]' "
-                        "--entity-name broker"):
-        "skip starts three servers on the fixed ports 9092-9094 in the background; "
-        "tests/server/test_server_cluster.py runs such a cluster on free ports",
-}
 
 
 def blocks(page, languages):
@@ -57,9 +47,7 @@ def blocks(page, languages):
     text = (ROOT / page).read_text(encoding="utf-8")
     for match in BLOCK.finditer(text):
         if match["language"] in languages:
-            code = match["code"]
-            marker = match["marker"] or EXTERNAL_MARKS.get((page, code.split("\n", 1)[0]))
-            yield text.count("\n", 0, match.start("code")), match["language"], marker, code
+            yield text.count("\n", 0, match.start("code")), match["language"], match["marker"], match["code"]
 
 
 def block_params(languages):
