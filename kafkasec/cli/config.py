@@ -108,7 +108,9 @@ def open_cluster(args) -> Iterator[ClusterAdmin]:
     try:
         from kafkasec.client.admin import ClusterAdmin
     except ImportError as error:
-        raise StateError(f"--bootstrap-server needs the 'wire' extra (pip install 'kafkasec[wire]'): {error}") from None
+        if error.name != "kio":  # kafkasec.protocol.wire names kio when the extra is missing
+            raise
+        raise StateError("--bootstrap-server needs the 'wire' extra: pip install 'kafkasec[wire]'") from None
     try:
         with ClusterAdmin.connect(settings) as admin:
             yield admin
