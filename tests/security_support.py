@@ -1,18 +1,8 @@
 """The one way tests open a KafkaSecurity: Kafka settings, where the state lives, the plugins
-registered and the ACLs to start from."""
+registered and the ACLs to start from (the plugin author's kit, kafkasec.testing, has it)."""
 
 from __future__ import annotations
 
-from kafkasec import KafkaSecurity
+from kafkasec.testing import open_security
 
-
-def open_security(state=None, *, plugins=(), acls=(), **config) -> KafkaSecurity:
-    """A KafkaSecurity built as ``from_config`` builds one: ``config`` are Kafka settings (dotted
-    names go through ``**{...}``), ``state`` a state file (None: memory), ``plugins`` registered
-    before the built-ins, ``acls`` created before it is returned. Use it as a context manager."""
-    if state is not None:
-        config["kafkasec.state.path"] = str(state)
-    security = KafkaSecurity.from_config(config, plugins=plugins)
-    if acls:
-        security.create_acls(acls)
-    return security
+__all__ = ["open_security"]

@@ -7,15 +7,14 @@ import contextlib
 import functools
 import time
 
-from kafkasec import KafkaSecurity, RequestContext
+from kafkasec import KafkaSecurity, RequestContext, testing
 from kafkasec.protocol import wire
-from kafkasec.scram.credentials import ScramCredentialInfo, UserScramCredentialUpsertion
 from kafkasec.server import Catalogue, Endpoint, KafkaConnection
 
 import security_support
 
 PASSWORDS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret", "broker": "broker-secret"}
-MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+MECHANISMS = testing.SCRAM_MECHANISMS
 ADMIN = RequestContext.for_principal("User:admin")
 CATALOGUE = Catalogue.of(
     topics=[{"name": "orders", "partitions": 3}, {"name": "payments"}, {"name": "audit", "partitions": 2}],
@@ -37,13 +36,7 @@ open_security = functools.partial(security_support.open_security, **CONFIG)
 
 
 def add_users(security: KafkaSecurity, users=PASSWORDS, iterations: int = 4096) -> None:
-    for mechanism in MECHANISMS:  # Kafka refuses two changes to one user in one request
-        upsertions = [
-            UserScramCredentialUpsertion(user, ScramCredentialInfo(mechanism, iterations), password)
-            for user, password in users.items()
-        ]
-        for result in security.alter_user_scram_credentials(upsertions, context=ADMIN):
-            assert result.error is None, result
+    testing.add_users(security, users, iterations)
 
 
 @contextlib.contextmanager
