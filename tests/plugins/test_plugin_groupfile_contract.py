@@ -1,0 +1,23 @@
+"""The groupfile plugin held to Kafka's authorizer contract by the plugin author's kit."""
+
+import pytest
+
+import kafkasec_groupfile
+from kafkasec.testing.contract import AuthorizerContract
+
+
+@pytest.fixture
+def kafkasec_plugin():
+    return kafkasec_groupfile
+
+
+@pytest.fixture
+def kafkasec_config(tmp_path):
+    # Group:eng is one of the strategies' ACL principals: its members get its ACLs.
+    groups = tmp_path / "groups.txt"
+    groups.write_text("eng: alice, carol\n")
+    return {"super.users": "User:admin", kafkasec_groupfile.PATH_SETTING: str(groups)}
+
+
+class TestGroupfileContract(AuthorizerContract):
+    pass
