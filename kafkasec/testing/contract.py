@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -166,6 +168,57 @@ def check_survives_reopen(open_with_plugin, acls, asked) -> None:
             )
 
 
+def _toggle(security, binding) -> None:
+    """One change of the security log: create ``binding``, or delete it if it is there."""
+    if binding in security.acls(binding.to_filter()):
+        security.delete_acls([binding.to_filter()])
+    else:
+        security.create_acls([binding])
+
+
+def check_no_torn_reads(open_with_plugin, toggles, principal, host, actions) -> None:
+    """While another thread makes ``toggles`` (each ACL created, or deleted if present: one
+    change each), every batch answer equals the batch's answer in one of the states between
+    changes. ``open_with_plugin()`` opens a KafkaSecurity with the plugin in memory."""
+    context = RequestContext.for_principal(principal, host)
+    actions = list(actions)
+    with contextlib.closing(open_with_plugin()) as security:
+        states = [tuple(security.authorize(context, actions))]
+        for binding in toggles:
+            _toggle(security, binding)
+            states.append(tuple(security.authorize(context, actions)))
+    with contextlib.closing(open_with_plugin()) as security:
+        done = threading.Event()
+
+        def change():
+            try:
+                for binding in toggles:
+                    _toggle(security, binding)
+                    time.sleep(0.001)  # hold each state a moment, so that readers meet it mid-batch
+            finally:
+                done.set()
+
+        writer = threading.Thread(target=change, name="kafkasec-contract-writer")
+        writer.start()
+        try:
+            while True:
+                finished = done.is_set()
+                answers = tuple(security.authorize(context, actions))
+                if answers not in states:
+                    first = actions[0]
+                    pattern = first.resource_pattern
+                    raise ContractViolation(
+                        f"{_asked(principal, host, first.operation, pattern.resource_type, pattern.name)} and "
+                        f"{len(actions) - 1} more actions, while ACLs changed: authorize says "
+                        f"{[_answer(a) for a in answers]}, which no state between changes gives "
+                        f"({[[_answer(a) for a in state] for state in dict.fromkeys(states)]})"
+                    )
+                if finished:
+                    break
+        finally:
+            writer.join()
+
+
 def _single(security, principal, host, operation, resource_type, name):
     context = RequestContext.for_principal(principal, host)
     return security.authorize(context, [Action(operation, ResourcePattern(resource_type, name))])[0]
@@ -253,6 +306,16 @@ class AuthorizerContract:
 
         run()
 
+    def test_answers_are_never_torn_under_concurrent_changes(self, open_with_plugin):
+        @settings(contract_settings, max_examples=20)
+        @given(self.acls_and_questions)
+        def run(acls_asked):
+            acls, asked = acls_asked
+            # Each ACL twice: created, then deleted again, so that answers come and go.
+            check_no_torn_reads(open_with_plugin, [*acls, *reversed(acls)], asked[0][0], asked[0][1], self._actions(asked))
+
+        run()
+
     def test_answers_survive_close_and_reopen(self, open_with_plugin):
         @settings(contract_settings, max_examples=15)
         @given(self.acls_and_questions)
@@ -265,5 +328,5 @@ class AuthorizerContract:
 __all__ = [
     "AuthorizerContract", "ContractViolation", "check_audit_sees_every_decision", "check_batch_equals_single",
     "check_by_resource_type_agrees", "check_declining_keeps_standard_answers", "check_operations_agree",
-    "check_survives_reopen",
+    "check_no_torn_reads", "check_survives_reopen",
 ]

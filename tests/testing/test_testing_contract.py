@@ -1,6 +1,8 @@
 """Planted broken plugins: each check of the authorizer contract fails on the plugin that
 breaks it, with a message that names the principal, host, action and the differing answers."""
 
+import time
+
 import pytest
 
 from kafkasec import AclBinding, AclOperation, Action, AuthorizationResult, ResourcePattern, ResourceType, hookimpl
@@ -13,6 +15,7 @@ from kafkasec.testing.contract import (
     check_batch_equals_single,
     check_by_resource_type_agrees,
     check_declining_keeps_standard_answers,
+    check_no_torn_reads,
     check_operations_agree,
     check_survives_reopen,
 )
@@ -96,6 +99,19 @@ class ForgetsItsGrantsOnClose:
         self.cached = not self.cached
 
 
+class DecidesEachActionApart:
+    """Asks the standard authorizer about each action on its own, a moment apart: a change of
+    ACLs between two of them tears the batch's answer."""
+
+    @hookimpl
+    def kafkasec_authorize(self, security, context, actions):
+        answers = []
+        for action in actions:
+            answers.extend(security.authorizer.decide(context, [action]))
+            time.sleep(0.002)
+        return answers
+
+
 def opened(plugin, **config):
     return open_security(plugins=[plugin], load_entrypoints=False, **{"super.users": "User:admin", **config})
 
@@ -159,6 +175,15 @@ def test_answers_lost_on_close_and_reopen():
         r"User:alice from 10\.0\.0\.1, READ on TOPIC 'orders': authorize said ALLOWED before close\(\), DENIED after reopening"
     )):
         check_survives_reopen(lambda path: opened(plugin, **{"kafkasec.state.path": str(path)}), [], [question])
+
+
+def test_a_batch_answered_from_two_states_of_the_acls():
+    toggles = [ALICE_READS] * 200  # granted, revoked, granted, ...
+    with pytest.raises(ContractViolation, match=(
+        r"User:alice from 10\.0\.0\.1, READ on TOPIC 'orders' and 2 more actions, while ACLs changed: authorize says "
+        r"\[.*\], which no state between changes gives \(\[\['DENIED', 'DENIED', 'DENIED'\], \['ALLOWED', 'ALLOWED', 'ALLOWED'\]\]\)"
+    )):
+        check_no_torn_reads(lambda: opened(DecidesEachActionApart()), toggles, "User:alice", "10.0.0.1", [READ_ORDERS] * 3)
 
 
 @pytest.mark.parametrize(("plugin", "test_name"), [

@@ -44,7 +44,7 @@ def test_the_walkthroughs_plugin_passes_its_tests_and_the_contract(tmp_path):
     environment = {**os.environ, "PYTHONPATH": str(tmp_path / "src")}
     environment.pop("KAFKASEC_LOAD_PLUGINS", None)
     finished = check([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=tmp_path, env=environment)
-    assert "7 passed" in finished.stdout, finished.stdout
+    assert "8 passed" in finished.stdout, finished.stdout
 
 
 @pytest.mark.slow
@@ -70,4 +70,4 @@ def test_the_walkthroughs_package_installed_in_a_fresh_virtualenv_passes(tmp_pat
     environment = {key: value for key, value in os.environ.items()
                    if key not in ("PYTHONPATH", "VIRTUAL_ENV", "KAFKASEC_LOAD_PLUGINS", "PYTHONHOME")}
     finished = check([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=project, env=environment)
-    assert "7 passed" in finished.stdout, finished.stdout
+    assert "8 passed" in finished.stdout, finished.stdout
