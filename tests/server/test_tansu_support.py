@@ -56,8 +56,8 @@ def test_it_starts_on_another_free_port_when_the_one_it_picked_is_taken(monkeypa
     squatter.listen()
     taken = squatter.getsockname()[1]
     picks = iter([taken])
-    real_free_port = tansu_support._free_port
-    monkeypatch.setattr(tansu_support, "_free_port", lambda: next(picks, None) or real_free_port())
+    real_free_port = tansu_support.free_port
+    monkeypatch.setattr(tansu_support, "free_port", lambda: next(picks, None) or real_free_port())
     with squatter, TansuBroker() as broker:
         assert broker.running and broker.port != taken
         assert broker.bootstrap == f"127.0.0.1:{broker.port}" and broker.host == "127.0.0.1"
