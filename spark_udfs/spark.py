@@ -19,11 +19,10 @@ from pyspark.sql import Column, DataFrame, SparkSession, functions as F
 from pyspark.sql.functions import arrow_udf
 from pyspark.sql.types import IntegerType
 
-from kafkasec.acl import BITFIELD_OPERATIONS, AclBinding, AclOperation, ResourceType
-from kafkasec.authorizer.standard import StandardAuthorizer
+from kafkasec.acl import BITFIELD_OPERATIONS, AclOperation, ResourceType
 from spark_udfs import shipping
 from spark_udfs.compact import AllowedBlocks, CompactGrid
-from spark_udfs.evaluator import CompiledAcls
+from spark_udfs.rules import compile_acls
 
 ARROW_BATCH_ROWS = 100_000
 OUTPUTS = ("dense", "allowed", "compact")
@@ -49,35 +48,6 @@ def local_session(master: str = "local[*]", app_name: str = "kafkasec-grid", *, 
     )
     session.sparkContext.setLogLevel("ERROR")
     return session
-
-
-def compile_acls(acls) -> CompiledAcls:
-    """CompiledAcls from a CompiledAcls, a StandardAuthorizer, a KafkaSecurity or AclBindings.
-
-    A KafkaSecurity with plugins that change its answers beyond the ACLs is refused (ValueError
-    naming them): the grid would disagree with its ``authorized_operations``."""
-    if isinstance(acls, CompiledAcls):
-        return acls
-    if isinstance(acls, StandardAuthorizer):
-        return CompiledAcls.from_authorizer(acls)
-    authorizer = getattr(acls, "authorizer", None)
-    if isinstance(authorizer, StandardAuthorizer):
-        changers = acls.authorization.plugins_changing_answers() if hasattr(acls, "authorization") else []
-        if changers:
-            raise ValueError(
-                f"the plugins {', '.join(changers)} change what this KafkaSecurity answers beyond its ACLs "
-                "(principal expansion or their own authorizer), which a grid of the ACLs cannot show: "
-                "evaluate it without them, or ask KafkaSecurity.authorized_operations"
-            )
-        return CompiledAcls.from_authorizer(authorizer)
-    bindings = list(acls)
-    if not all(isinstance(binding, AclBinding) for binding in bindings):
-        raise TypeError("acls must be CompiledAcls, a StandardAuthorizer, a KafkaSecurity or AclBindings")
-    authorizer = StandardAuthorizer()
-    for result in authorizer.create_acls(bindings):
-        if result.error is not None:
-            raise ValueError(f"ACL {result.binding} cannot be stored: {result.error}")
-    return CompiledAcls.from_authorizer(authorizer)
 
 
 def authorized_operations_udf(spark: SparkSession, acls):
