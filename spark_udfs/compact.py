@@ -85,6 +85,9 @@ class CompactGrid:
     exception_rc: np.ndarray
     exception_bits: np.ndarray
     _exceptions: dict = attrs.field(alias="exceptions")  # (pc, rc) -> bitfield, for bits()
+    compiled: CompiledAcls | None = attrs.field(default=None, kw_only=True)
+    """The compiled ACLs the grid was built from: its pattern, principal and host ids are theirs
+    (the report names the ACL behind each answer by them)."""
 
     @classmethod
     def build(
@@ -176,6 +179,7 @@ class CompactGrid:
             exception_rc=exception_rc,
             exception_bits=exception_bits,
             exceptions={(int(p), int(r)): int(b) for p, r, b in zip(exception_pc, exception_rc, exception_bits)},
+            compiled=compiled,
         )
 
     def __repr__(self) -> str:
