@@ -1,23 +1,52 @@
 // The audit report's explorer (spark_udfs/report.py inlines this file into each page).
-// Everything comes from the JSON in #data; the view's state lives in the address's hash
-// (q, op, type, sort, dir, page, principal, resource) so that a view can be shared or tested.
+// The page carries the whole compact grid (class tables, base, exceptions) and every ACL with
+// its pattern; each view is computed from them, exactly: counts by class, rows only for the
+// page shown. The view's state lives in the address's hash so that it can be shared or tested.
 "use strict";
 (function () {
   const data = JSON.parse(document.getElementById("data").textContent);
-  const PAGE_ROWS = 100;
+  function unpack(text, Type) {
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    return new Type(bytes.buffer);
+  }
+  const g = data.grid;
+  const P = data.principals.length, R = data.resources.length;
+  const pc = unpack(g.pc, Int32Array), pid = unpack(g.pid, Int32Array), hid = unpack(g.hid, Int32Array);
+  const rc = unpack(g.rc, Int32Array), rtype = unpack(g.resource_type, Uint8Array);
+  const classSuper = unpack(g.class_super, Uint8Array), classHost = unpack(g.class_host, Int32Array);
+  const H = g.host_classes, base = unpack(g.base, Uint16Array), supported = unpack(g.supported, Uint16Array);
+  const excPtr = unpack(g.exception_ptr, Int32Array), excRc = unpack(g.exception_rc, Int32Array);
+  const excBits = unpack(g.exception_bits, Uint16Array);
+  const patPtr = unpack(g.pattern_ptr, Int32Array), patterns = unpack(g.patterns, Int32Array);
+  const nPc = classSuper.length, nRc = supported.length, nExc = excRc.length;
+  const acl = {
+    ptr: unpack(data.acls.pattern_ptr, Int32Array), principal: unpack(data.acls.principal, Int32Array),
+    host: unpack(data.acls.host, Int32Array), allow: unpack(data.acls.allow, Uint16Array),
+  };
+  const summary = data.summary;
+  const grants = unpack(summary.grants, Float64Array), everyone = unpack(summary.everyone, Float64Array);
+  const beyond = unpack(summary.beyond, Float64Array), readable = unpack(summary.readable, Int32Array);
+  // The exceptions by resource class too (a column's), and each one's principal class.
+  const excPc = new Int32Array(nExc);
+  for (let p = 0; p < nPc; p++) excPc.fill(p, excPtr[p], excPtr[p + 1]);
+  const colPtr = new Int32Array(nRc + 1);
+  for (let k = 0; k < nExc; k++) colPtr[excRc[k] + 1]++;
+  for (let r = 0; r < nRc; r++) colPtr[r + 1] += colPtr[r];
+  const colPc = new Int32Array(nExc), colBits = new Uint16Array(nExc), cursor = colPtr.slice(0, nRc);
+  for (let k = 0; k < nExc; k++) { const at = cursor[excRc[k]]++; colPc[at] = excPc[k]; colBits[at] = excBits[k]; }
+
   const opNames = data.operations; // code -> name
   const opCodes = Object.keys(opNames).map(Number).sort((a, b) => a - b);
-  const names = (bits) => opCodes.filter((code) => bits & (1 << code)).map((code) => opNames[code]);
-  const rows = data.cells.map(([p, r, bits], index) => ({
-    index, p, r, bits,
-    principal: data.principals[p][0], host: data.principals[p][1],
-    type: data.resources[r][0], resource: data.resources[r][1], operations: names(bits),
-  }));
-  const grantsOf = new Map(); // cell index -> [[op code, rule, acl index]]
-  for (const [cell, op, rule, acl] of data.grants) {
-    if (!grantsOf.has(cell)) grantsOf.set(cell, []);
-    grantsOf.get(cell).push([op, rule, acl]);
-  }
+  const ALL_OPS = opCodes.reduce((mask, code) => mask | (1 << code), 0);
+  const opsOf = (bits) => opCodes.filter((code) => bits & (1 << code));
+  const lowerPrincipals = data.principals.map((name, i) => (name + " " + data.hosts[i]).toLowerCase());
+  const lowerResources = data.resources.map((name) => name.toLowerCase());
+  const everyIndex = (n) => Int32Array.from({ length: n }, (_, i) => i);
+  const allPrincipals = everyIndex(P), allResources = everyIndex(R);
+  const fmt = (n) => Number(n).toLocaleString("en-US");
+  const PAGE_ROWS = 100, MAX_PAGE_ROWS = 5000, EXPORT_LIMIT = 1000000;
   const $ = (id) => document.getElementById(id);
   const element = (tag, text, attributes) => {
     const node = document.createElement(tag);
@@ -26,140 +55,422 @@
     return node;
   };
 
+  // ---------------------------------------------------------------- the grid, by class
+  // A cell's shown operations: its bits, less what anyone from its host may (with "own"),
+  // within the operations asked for. A cell is a row when any is left.
+  function shown(bits, baseBits, q) { return (q.own ? bits & ~baseBits : bits) & q.mask; }
+
+  function classCounts(indices, classOf, size) {
+    const counts = new Float64Array(size);
+    for (let k = 0; k < indices.length; k++) counts[classOf[indices[k]]]++;
+    return counts;
+  }
+
+  // Per principal class: its cells shown over resources weighted cR (per resource class).
+  function rowCounts(cR, q) {
+    const perHost = new Float64Array(H), superPerHost = new Float64Array(H);
+    for (let r = 0; r < nRc; r++) {
+      const w = cR[r];
+      if (!w) continue;
+      for (let h = 0; h < H; h++) {
+        const b = base[r * H + h];
+        if (shown(b, b, q)) perHost[h] += w;
+        if (shown(supported[r], b, q)) superPerHost[h] += w;
+      }
+    }
+    const counts = new Float64Array(nPc);
+    for (let p = 0; p < nPc; p++) {
+      const h = classHost[p];
+      if (classSuper[p]) { counts[p] = superPerHost[h]; continue; }
+      let n = perHost[h];
+      for (let k = excPtr[p]; k < excPtr[p + 1]; k++) {
+        const r = excRc[k], w = cR[r];
+        if (!w) continue;
+        const b = base[r * H + h];
+        n += w * ((shown(excBits[k], b, q) ? 1 : 0) - (shown(b, b, q) ? 1 : 0));
+      }
+      counts[p] = n;
+    }
+    return counts;
+  }
+
+  // Per resource class: its cells shown over principals weighted cP (per principal class).
+  function columnCounts(cP, q) {
+    const perHost = new Float64Array(H), superPerHost = new Float64Array(H);
+    for (let p = 0; p < nPc; p++) if (cP[p]) (classSuper[p] ? superPerHost : perHost)[classHost[p]] += cP[p];
+    const counts = new Float64Array(nRc);
+    for (let r = 0; r < nRc; r++) {
+      let n = 0;
+      for (let h = 0; h < H; h++) {
+        const b = base[r * H + h];
+        if (perHost[h] && shown(b, b, q)) n += perHost[h];
+        if (superPerHost[h] && shown(supported[r], b, q)) n += superPerHost[h];
+      }
+      counts[r] = n;
+    }
+    for (let k = 0; k < nExc; k++) {
+      const p = excPc[k], w = cP[p];
+      if (!w || classSuper[p]) continue;
+      const r = excRc[k], b = base[r * H + classHost[p]];
+      counts[r] += w * ((shown(excBits[k], b, q) ? 1 : 0) - (shown(b, b, q) ? 1 : 0));
+    }
+    return counts;
+  }
+
+  // One principal class's bits and base bits per resource class.
+  function classRow(p) {
+    const bits = new Uint16Array(nRc), baseBits = new Uint16Array(nRc), h = classHost[p];
+    for (let r = 0; r < nRc; r++) baseBits[r] = base[r * H + h];
+    if (classSuper[p]) bits.set(supported);
+    else {
+      bits.set(baseBits);
+      for (let k = excPtr[p]; k < excPtr[p + 1]; k++) bits[excRc[k]] = excBits[k];
+    }
+    return { bits, baseBits };
+  }
+
+  // One resource class's bits and base bits per principal class.
+  function classColumn(r) {
+    const bits = new Uint16Array(nPc), baseBits = new Uint16Array(nPc);
+    for (let p = 0; p < nPc; p++) {
+      const b = base[r * H + classHost[p]];
+      baseBits[p] = b;
+      bits[p] = classSuper[p] ? supported[r] : b;
+    }
+    for (let k = colPtr[r]; k < colPtr[r + 1]; k++) if (!classSuper[colPc[k]]) bits[colPc[k]] = colBits[k];
+    return { bits, baseBits };
+  }
+
+  // The rows [principal, resource, bits, base bits] of principals x resources that q shows,
+  // from offset on (at most limit), and how many there are in all.
+  function gridRows(principals, resources, q, offset, limit, byResource) {
+    const rows = [];
+    let total = 0;
+    if (!byResource) {
+      const counts = rowCounts(classCounts(resources, rc, nRc), q);
+      for (let k = 0; k < principals.length; k++) total += counts[pc[principals[k]]];
+      let skip = offset;
+      for (let k = 0; k < principals.length && rows.length < limit; k++) {
+        const i = principals[k], n = counts[pc[i]];
+        if (skip >= n) { skip -= n; continue; }
+        const { bits, baseBits } = classRow(pc[i]);
+        for (let m = 0; m < resources.length && rows.length < limit; m++) {
+          const j = resources[m], r = rc[j];
+          if (!shown(bits[r], baseBits[r], q)) continue;
+          if (skip > 0) { skip--; continue; }
+          rows.push([i, j, bits[r], baseBits[r]]);
+        }
+      }
+    } else {
+      const counts = columnCounts(classCounts(principals, pc, nPc), q);
+      for (let m = 0; m < resources.length; m++) total += counts[rc[resources[m]]];
+      let skip = offset;
+      for (let m = 0; m < resources.length && rows.length < limit; m++) {
+        const j = resources[m], n = counts[rc[j]];
+        if (skip >= n) { skip -= n; continue; }
+        const { bits, baseBits } = classColumn(rc[j]);
+        for (let k = 0; k < principals.length && rows.length < limit; k++) {
+          const i = principals[k], p = pc[i];
+          if (!shown(bits[p], baseBits[p], q)) continue;
+          if (skip > 0) { skip--; continue; }
+          rows.push([i, j, bits[p], baseBits[p]]);
+        }
+      }
+    }
+    return { rows, total };
+  }
+
+  // ---------------------------------------------------------------- why: the ACL behind a grant
+  // Kafka's rules over the ACLs of the resource's patterns (its class's): a super user is
+  // allowed by super.users; a resource no ACL matches by allow.everyone.if.no.acl.found; else
+  // by the ALLOW ACLs whose principal is the principal's or User:*, whose host is * or the
+  // principal's, and whose operation implies this one (the cell's answer already says no DENY
+  // takes it away).
+  function explain(i, j, op) {
+    if (classSuper[pc[i]]) return { rule: "super_user", acls: [] };
+    const r = rc[j];
+    if (patPtr[r] === patPtr[r + 1]) return { rule: "no_acl_found", acls: [] };
+    const found = [];
+    for (let t = patPtr[r]; t < patPtr[r + 1]; t++) {
+      const pattern = patterns[t];
+      for (let a = acl.ptr[pattern]; a < acl.ptr[pattern + 1]; a++) {
+        if (!((acl.allow[a] >> op) & 1)) continue;
+        const principal = acl.principal[a], host = acl.host[a];
+        if (!(principal === data.wildcard_principal || (pid[i] >= 0 && principal === pid[i]))) continue;
+        if (!(host === 0 || (hid[i] >= 0 && host === hid[i]))) continue;
+        found.push(a);
+      }
+    }
+    return { rule: "allow_acl", acls: found };
+  }
+
+  const TYPE_OPTION = { TOPIC: "--topic", GROUP: "--group", CLUSTER: "--cluster", TRANSACTIONAL_ID: "--transactional-id",
+    DELEGATION_TOKEN: "--delegation-token", USER: "--user-principal" };
+  function checkCommand(i, j, op) {
+    const type = data.types[rtype[j]];
+    const resource = type === "CLUSTER" ? "--cluster" : `${TYPE_OPTION[type] || "--" + type.toLowerCase()} '${data.resources[j]}'`;
+    return `kafkasec acls check --principal '${data.principals[i]}' --host ${data.hosts[i]} --operation ${opNames[op]} ${resource} --explain`;
+  }
+
+  // ---------------------------------------------------------------- the what-if, by joint class
+  const change = data.whatif && {
+    jpOf: unpack(data.whatif.joint_pc, Int32Array), jrOf: unpack(data.whatif.joint_rc, Int32Array),
+    ptr: unpack(data.whatif.ptr, Int32Array), jr: unpack(data.whatif.jr, Int32Array),
+    before: unpack(data.whatif.before, Uint16Array), after: unpack(data.whatif.after, Uint16Array),
+  };
+  function changed(before, after, q) {
+    const moved = q.change === "gained" ? after & ~before : q.change === "lost" ? before & ~after : before ^ after;
+    return moved & q.mask;
+  }
+  function changeRows(principals, resources, q, offset, limit) {
+    const nJr = change.jrOf.reduce((most, value) => Math.max(most, value + 1), 0);
+    const cJr = new Float64Array(nJr);
+    for (let m = 0; m < resources.length; m++) cJr[change.jrOf[resources[m]]]++;
+    const nJp = change.ptr.length - 1, counts = new Float64Array(nJp);
+    for (let jp = 0; jp < nJp; jp++) {
+      for (let k = change.ptr[jp]; k < change.ptr[jp + 1]; k++) {
+        if (changed(change.before[k], change.after[k], q)) counts[jp] += cJr[change.jr[k]];
+      }
+    }
+    let total = 0;
+    for (let k = 0; k < principals.length; k++) total += counts[change.jpOf[principals[k]]];
+    const rows = [], block = new Int32Array(nJr).fill(-1);
+    let skip = offset;
+    for (let k = 0; k < principals.length && rows.length < limit; k++) {
+      const i = principals[k], jp = change.jpOf[i], n = counts[jp];
+      if (skip >= n) { skip -= n; continue; }
+      for (let b = change.ptr[jp]; b < change.ptr[jp + 1]; b++) block[change.jr[b]] = b;
+      for (let m = 0; m < resources.length && rows.length < limit; m++) {
+        const j = resources[m], b = block[change.jrOf[j]];
+        if (b < 0 || !changed(change.before[b], change.after[b], q)) continue;
+        if (skip > 0) { skip--; continue; }
+        rows.push([i, j, change.before[b], change.after[b]]);
+      }
+      for (let b = change.ptr[jp]; b < change.ptr[jp + 1]; b++) block[change.jr[b]] = -1;
+    }
+    return { rows, total };
+  }
+
   // ---------------------------------------------------------------- state in the hash
+  const KEYS = ["view", "p", "r", "q", "type", "op", "kind", "change", "own", "by", "sort", "page", "size", "principal", "resource"];
   function readState() {
     const params = new URLSearchParams(location.hash.slice(1));
-    return {
-      q: params.get("q") || "", op: params.get("op") || "", type: params.get("type") || "",
-      sort: params.get("sort") || "", dir: params.get("dir") === "desc" ? "desc" : "asc",
-      page: Math.max(0, parseInt(params.get("page") || "0", 10) || 0),
-      principal: params.get("principal"), resource: params.get("resource"),
-    };
+    const state = {};
+    for (const key of KEYS) state[key] = params.get(key) || "";
+    state.page = Math.max(0, parseInt(state.page, 10) || 0);
+    state.size = Math.min(MAX_PAGE_ROWS, Math.max(1, parseInt(state.size, 10) || PAGE_ROWS));
+    if (!state.view) state.view = state.principal ? "principal" : state.resource ? "resource" : "grid";
+    return state;
   }
   function writeState(changes) {
     const state = Object.assign(readState(), changes);
     const params = new URLSearchParams();
-    for (const [key, value] of Object.entries(state)) {
-      if (value !== "" && value !== null && value !== undefined && !(key === "page" && value === 0) && !(key === "dir" && value === "asc")) {
-        params.set(key, value);
-      }
+    for (const key of KEYS) {
+      const value = state[key];
+      if (value === "" || value === null || value === undefined) continue;
+      if ((key === "page" && value === 0) || (key === "size" && value === PAGE_ROWS) || (key === "view" && value === "grid")) continue;
+      params.set(key, value);
     }
     history.replaceState(null, "", "#" + params.toString());
     render();
   }
-
-  // ---------------------------------------------------------------- the table
-  function filtered(state) {
-    const needle = state.q.toLowerCase();
-    const opCode = state.op === "" ? null : Number(state.op);
-    let chosen = rows.filter((row) =>
-      (!needle || row.principal.toLowerCase().includes(needle) || row.host.toLowerCase().includes(needle)
-        || row.resource.toLowerCase().includes(needle))
-      && (opCode === null || (row.bits & (1 << opCode)))
-      && (!state.type || row.type === state.type));
-    if (state.sort) {
-      const key = state.sort === "operations" ? (row) => row.operations.length : (row) => row[state.sort];
-      const sign = state.dir === "desc" ? -1 : 1;
-      chosen = chosen.slice().sort((a, b) => {
-        const x = key(a), y = key(b);
-        return (x < y ? -1 : x > y ? 1 : 0) * sign;
-      });
+  function query(state) {
+    return { mask: state.op === "" ? ALL_OPS : 1 << Number(state.op), own: state.own === "1", change: state.change };
+  }
+  function chosenPrincipals(state) {
+    const needle = state.p.toLowerCase();
+    if (!needle && !state.kind) return allPrincipals;
+    const wantSuper = state.kind === "super";
+    const chosen = [];
+    for (let i = 0; i < P; i++) {
+      if (state.kind && Boolean(classSuper[pc[i]]) !== wantSuper) continue;
+      if (needle && !lowerPrincipals[i].includes(needle)) continue;
+      chosen.push(i);
     }
-    return chosen;
+    return Int32Array.from(chosen);
+  }
+  function chosenResources(state, among) {
+    const needle = state.r.toLowerCase();
+    const type = state.type === "" ? -1 : data.types.indexOf(state.type);
+    if (!needle && type < 0 && !among) return allResources;
+    const chosen = [];
+    for (const j of among || allResources) {
+      if (type >= 0 && rtype[j] !== type) continue;
+      if (needle && !lowerResources[j].includes(needle)) continue;
+      chosen.push(j);
+    }
+    return Int32Array.from(chosen);
   }
 
+  // ---------------------------------------------------------------- rendering
   function link(text, changes) {
     const anchor = element("a", text, { href: "#" });
-    anchor.addEventListener("click", (event) => { event.preventDefault(); writeState(changes); });
+    anchor.addEventListener("click", (event) => { event.preventDefault(); writeState(Object.assign({ page: 0 }, changes)); });
     return anchor;
   }
-
-  function operationBadges(list, className) {
+  function badges(bits, everyoneBits, className) {
     const cell = element("td");
-    for (const name of list) cell.appendChild(element("span", name, { class: "op" + (className ? " " + className : "") }));
+    for (const code of opsOf(bits)) {
+      const inBase = everyoneBits & (1 << code);
+      cell.appendChild(element("span", opNames[code], inBase
+        ? { class: "op everyone", title: "anyone from this host may (User:* ACLs or allow.everyone.if.no.acl.found)" }
+        : { class: "op" + (className ? " " + className : "") }));
+    }
     return cell;
   }
-
-  function renderTable(state) {
-    const chosen = filtered(state);
-    const pages = Math.max(1, Math.ceil(chosen.length / PAGE_ROWS));
-    const page = Math.min(state.page, pages - 1);
-    const body = $("cells").querySelector("tbody");
+  function principalCell(i) {
+    const cell = element("td");
+    cell.appendChild(link(data.principals[i], { view: "principal", principal: String(i), resource: "" }));
+    if (classSuper[pc[i]]) cell.appendChild(element("span", "super user", { class: "label", title: "in super.users: allowed everything" }));
+    return cell;
+  }
+  function resourceCell(j) {
+    const cell = element("td");
+    cell.appendChild(link(data.resources[j], { view: "resource", resource: String(j), principal: "" }));
+    return cell;
+  }
+  function note(text) { $("notes").appendChild(element("p", text)); }
+  function table(headers, rows) {
+    const head = $("rows").querySelector("thead"), body = $("rows").querySelector("tbody");
+    head.replaceChildren();
     body.replaceChildren();
-    for (const row of chosen.slice(page * PAGE_ROWS, (page + 1) * PAGE_ROWS)) {
-      const line = element("tr", undefined, { "data-cell": row.index });
-      const principal = element("td"); principal.appendChild(link(row.principal, { principal: row.p, resource: null }));
-      const resource = element("td"); resource.appendChild(link(row.resource, { resource: row.r, principal: null }));
-      line.append(principal, element("td", row.host), element("td", row.type), resource, operationBadges(row.operations));
-      body.appendChild(line);
+    const line = element("tr");
+    for (const title of headers) line.appendChild(element("th", title));
+    head.appendChild(line);
+    for (const cells of rows) {
+      const row = element("tr");
+      for (const cell of cells) row.appendChild(cell instanceof Node ? cell : element("td", cell === undefined ? "" : String(cell)));
+      body.appendChild(row);
     }
-    $("count").textContent = `${chosen.length} of ${rows.length} allowed pairs` + (data.truncated ? " (the most-privileged principals' first; the report is capped)" : "");
-    $("page").textContent = `page ${page + 1} of ${pages}`;
+  }
+  function pager(state, total) {
+    const pages = Math.max(1, Math.ceil(total / state.size));
+    const page = Math.min(state.page, pages - 1);
+    $("page").textContent = `page ${fmt(page + 1)} of ${fmt(pages)}`;
     $("previous").disabled = page === 0;
     $("next").disabled = page >= pages - 1;
-    for (const header of document.querySelectorAll("th[data-sort]")) {
-      header.classList.toggle("sorted-asc", header.dataset.sort === state.sort && state.dir === "asc");
-      header.classList.toggle("sorted-desc", header.dataset.sort === state.sort && state.dir === "desc");
-    }
-    return chosen;
+    return page * state.size;
   }
+  // Which controls each view reads.
+  const CONTROLS = {
+    grid: ["p", "r", "type", "op", "kind", "own", "by", "export"], principal: ["r", "type", "op", "own", "export"],
+    resource: ["p", "op", "kind", "own", "export"], privilege: ["p", "kind", "sort"], readable: ["r"],
+    shadowed: ["q"], whatif: ["p", "r", "type", "op", "kind", "change", "export"],
+  };
 
-  // ---------------------------------------------------------------- drill-down
-  function renderDetail(state) {
-    const detail = $("detail");
-    const byPrincipal = state.principal !== null && data.principals[state.principal];
-    const byResource = state.resource !== null && data.resources[state.resource];
-    detail.hidden = !(byPrincipal || byResource);
-    if (detail.hidden) return;
-    const mine = rows.filter((row) => byPrincipal ? row.p === Number(state.principal) : row.r === Number(state.resource));
-    $("detail-title").textContent = byPrincipal
-      ? `What ${byPrincipal[0]} from ${byPrincipal[1]} may do, and which ACL grants it`
-      : `Who may do what on ${byResource[0]} ${byResource[1]}, and which ACL grants it`;
-    const head = $("grants").querySelector("thead");
-    head.replaceChildren();
-    const titles = [byPrincipal ? "resource" : "principal", byPrincipal ? "resource type" : "host", "operation", "rule", "ACL id", "source", "ACL"];
-    const headRow = element("tr");
-    for (const title of titles) headRow.appendChild(element("th", title));
-    head.appendChild(headRow);
-    const body = $("grants").querySelector("tbody");
-    body.replaceChildren();
-    for (const row of mine) {
-      for (const [op, rule, acl] of grantsOf.get(row.index) || []) {
-        const [id, source, text] = acl >= 0 ? data.acls[acl] : ["", "", rule === "super_user" ? "super.users" : ""];
-        const line = element("tr", undefined, { "data-grant": `${row.index}:${opNames[op]}` });
-        line.append(
-          element("td", byPrincipal ? row.resource : row.principal), element("td", byPrincipal ? row.type : row.host),
-          element("td", opNames[op]), element("td", rule), element("td", id), element("td", source), element("td", text));
-        body.appendChild(line);
+  let current = null; // the view's rows producer, for the export
+  const views = {
+    grid(state) {
+      const q = query(state), byResource = state.by === "resource";
+      const principals = chosenPrincipals(state), resources = chosenResources(state);
+      $("title").textContent = "Who can do what";
+      const produce = (offset, limit) => gridRows(principals, resources, q, offset, limit, byResource);
+      const { total } = produce(0, 0);
+      const { rows } = produce(pager(state, total), state.size);
+      $("count").textContent = `${fmt(total)} of ${fmt(gridTotal)} allowed pairs` + (q.own ? " with operations beyond anyone's" : "");
+      table(["principal", "host", "resource type", "resource", "operations"], rows.map(([i, j, bits, b]) =>
+        [principalCell(i), data.hosts[i], data.types[rtype[j]], resourceCell(j), badges(shown(bits, b, q), b)]));
+      current = { total, produce, header: ["principal", "host", "resource_type", "resource_name", "operations", "bitfield"],
+        line: ([i, j, bits, b]) => { const ops = shown(bits, b, q); return [data.principals[i], data.hosts[i], data.types[rtype[j]], data.resources[j], opsOf(ops).map((c) => opNames[c]).join(" "), ops]; } };
+    },
+    principal(state) { drill(state, true); },
+    resource(state) { drill(state, false); },
+    privilege(state) {
+      $("title").textContent = "Principals by privilege";
+      const chosen = Array.from(chosenPrincipals(state));
+      const key = state.sort === "grants" ? (i) => -grants[i] : state.sort === "name" ? null : (i) => -beyond[i];
+      if (key) chosen.sort((a, b) => key(a) - key(b) || a - b);
+      const offset = pager(state, chosen.length);
+      $("count").textContent = `${fmt(chosen.length)} principals; ${fmt(summary.super_users.length)} super users`;
+      note("Grants: resource x operation pairs allowed. \"Anyone's\": what any principal from the same host may do (User:* ACLs, allow.everyone.if.no.acl.found). \"Beyond anyone's\": the rest, the principal's own privilege. Super users are labelled: they may do everything, whatever the ACLs say.");
+      table(["principal", "host", "grants", "anyone's", "beyond anyone's"], chosen.slice(offset, offset + state.size).map((i) =>
+        [principalCell(i), data.hosts[i], fmt(grants[i]), fmt(everyone[i]), fmt(beyond[i])]));
+      current = null;
+    },
+    readable(state) {
+      $("title").textContent = "Topics every principal of the grid may read";
+      const chosen = chosenResources(state, readable);
+      const offset = pager(state, chosen.length);
+      $("count").textContent = `${fmt(chosen.length)} of ${fmt(readable.length)} topics`;
+      table(["topic", "why"], Array.from(chosen.slice(offset, offset + state.size)).map((j) => [resourceCell(j),
+        patPtr[rc[j]] === patPtr[rc[j] + 1] ? "no ACL matches it: allow.everyone.if.no.acl.found=true" : "ACLs for User:* (open it to see which)"]));
+      current = null;
+    },
+    shadowed(state) {
+      $("title").textContent = "ALLOW grants shadowed by DENY";
+      const needle = state.q.toLowerCase();
+      const chosen = summary.shadowed.filter(([allow, , denies]) => !needle || [allow, ...denies].some((text) => text.toLowerCase().includes(needle)));
+      const offset = pager(state, chosen.length);
+      $("count").textContent = `${fmt(summary.shadowed_count)} ALLOW ACLs allow their operation on none of the grid's resources they match`;
+      if (summary.shadowed_count > summary.shadowed.length) {
+        note(`This page lists the first ${fmt(summary.shadowed.length)} (by principal, resource and operation); spark_udfs.report.audit_summaries() returns all ${fmt(summary.shadowed_count)}.`);
+      }
+      table(["ALLOW ACL", "ACL id", "shadowed by DENY"], chosen.slice(offset, offset + state.size).map(([allow, id, denies, more]) =>
+        [allow, id, denies.join("\n") + (more ? `\n(and ${fmt(more)} more)` : "")]));
+      current = null;
+    },
+    whatif(state) {
+      $("title").textContent = "What the change would alter";
+      if (!change) { $("count").textContent = "This report has no what-if."; table([], []); current = null; return; }
+      const added = data.whatif.added, removed = data.whatif.removed;
+      note(`ACLs added (${fmt(added.length)}): ` + (added.join("; ") || "none"));
+      note(`ACLs removed (${fmt(removed.length)}): ` + (removed.join("; ") || "none"));
+      const q = query(state), principals = chosenPrincipals(state), resources = chosenResources(state);
+      const produce = (offset, limit) => changeRows(principals, resources, q, offset, limit);
+      const { total } = produce(0, 0);
+      const { rows } = produce(pager(state, total), state.size);
+      $("count").textContent = `${fmt(total)} of ${fmt(data.whatif.pairs)} changed pairs`;
+      table(["principal", "host", "resource", "before", "after", "gained", "lost"], rows.map(([i, j, before, after]) =>
+        [principalCell(i), data.hosts[i], `${data.types[rtype[j]]} ${data.resources[j]}`, badges(before, 0), badges(after, 0),
+          badges(after & ~before, 0, "gained"), badges(before & ~after, 0, "lost")]));
+      current = { total, produce, header: ["principal", "host", "resource_type", "resource_name", "before", "after"],
+        line: ([i, j, before, after]) => [data.principals[i], data.hosts[i], data.types[rtype[j]], data.resources[j], before, after] };
+    },
+  };
+
+  function drill(state, byPrincipal) {
+    const index = Number(byPrincipal ? state.principal : state.resource);
+    const valid = Number.isInteger(index) && index >= 0 && index < (byPrincipal ? P : R);
+    if (!valid) { $("title").textContent = "No such " + (byPrincipal ? "principal" : "resource"); table([], []); current = null; return; }
+    const q = query(state);
+    const principals = byPrincipal ? Int32Array.of(index) : chosenPrincipals(state);
+    const resources = byPrincipal ? chosenResources(state) : Int32Array.of(index);
+    $("title").textContent = byPrincipal
+      ? `What ${data.principals[index]} from ${data.hosts[index]} may do, and which ACL grants it`
+      : `Who may do what on ${data.types[rtype[index]]} ${data.resources[index]}, and which ACL grants it`;
+    const produce = (offset, limit) => gridRows(principals, resources, q, offset, limit, !byPrincipal);
+    const { total } = produce(0, 0);
+    const { rows } = produce(pager(state, total), state.size);
+    $("count").textContent = `${fmt(total)} ${byPrincipal ? "resources" : "principals"} with grants` +
+      (byPrincipal && classSuper[pc[index]] ? ": a super user, allowed everything by super.users" : "");
+    const lines = [];
+    for (const [i, j, bits, b] of rows) {
+      for (const op of opsOf(shown(bits, b, q))) {
+        const why = explain(i, j, op);
+        const found = why.acls;
+        const texts = found.map((a) => data.acls.text[a]).join("\n") || (why.rule === "super_user" ? "super.users"
+          : why.rule === "no_acl_found" ? "allow.everyone.if.no.acl.found=true" : "not found here: " + checkCommand(i, j, op));
+        lines.push([byPrincipal ? resourceCell(j) : principalCell(i), byPrincipal ? data.types[rtype[j]] : data.hosts[i],
+          opNames[op] + (b & (1 << op) ? " (anyone's)" : ""), why.rule, found.map((a) => data.acls.id[a]).join("\n"),
+          found.map((a) => data.acls.source[a]).join("\n"), texts]);
       }
     }
-  }
-
-  // ---------------------------------------------------------------- what-if
-  function renderDiff() {
-    if (!data.diff) return;
-    $("diff").hidden = false;
-    const body = $("changes").querySelector("tbody");
-    body.replaceChildren();
-    for (const [p, r, before, after] of data.diff) {
-      const gained = names(after & ~before), lost = names(before & ~after);
-      const line = element("tr");
-      line.append(element("td", data.principals[p][0]), element("td", data.principals[p][1]),
-        element("td", `${data.resources[r][0]} ${data.resources[r][1]}`),
-        operationBadges(names(before)), operationBadges(names(after)),
-        operationBadges(gained, "gained"), operationBadges(lost, "lost"));
-      body.appendChild(line);
-    }
+    table([byPrincipal ? "resource" : "principal", byPrincipal ? "resource type" : "host", "operation", "rule", "ACL id", "source", "ACL"], lines);
+    current = { total, produce, header: ["principal", "host", "resource_type", "resource_name", "operations", "bitfield"],
+      line: ([i, j, bits, b]) => { const ops = shown(bits, b, q); return [data.principals[i], data.hosts[i], data.types[rtype[j]], data.resources[j], opsOf(ops).map((c) => opNames[c]).join(" "), ops]; } };
   }
 
   // ---------------------------------------------------------------- export
   function exportCsv() {
-    const quote = (value) => /[",\n]/.test(value) ? `"${String(value).replace(/"/g, '""')}"` : String(value);
-    const lines = ["principal,host,resource_type,resource_name,operations,bitfield"];
-    for (const row of filtered(readState())) {
-      lines.push([row.principal, row.host, row.type, row.resource, row.operations.join(" "), row.bits].map(quote).join(","));
+    if (!current) return;
+    const quote = (value) => /[",\n]/.test(String(value)) ? `"${String(value).replace(/"/g, '""')}"` : String(value);
+    const limit = Math.min(current.total, EXPORT_LIMIT);
+    const chunks = [current.header.join(",") + "\n"];
+    for (let offset = 0; offset < limit; offset += 100000) {
+      const { rows } = current.produce(offset, Math.min(100000, limit - offset));
+      chunks.push(rows.map((row) => current.line(row).map(quote).join(",")).join("\n") + "\n");
     }
-    const url = URL.createObjectURL(new Blob([lines.join("\n") + "\n"], { type: "text/csv" }));
+    const url = URL.createObjectURL(new Blob(chunks, { type: "text/csv" }));
     const anchor = element("a", "", { href: url, download: "acl-grid.csv" });
     document.body.appendChild(anchor);
     anchor.click();
@@ -168,32 +479,36 @@
   }
 
   // ---------------------------------------------------------------- wiring
+  const gridTotal = gridRows(allPrincipals, allResources, { mask: ALL_OPS, own: false }, 0, 0, false).total;
   function render() {
     const state = readState();
-    $("q").value = state.q;
-    $("op").value = state.op;
-    $("type").value = state.type;
-    renderTable(state);
-    renderDetail(state);
+    const view = views[state.view] ? state.view : "grid";
+    for (const key of ["p", "r", "q", "type", "op", "kind", "change", "by", "sort"]) $(key).value = state[key];
+    $("own").checked = state.own === "1";
+    const wanted = new Set(CONTROLS[view]);
+    for (const key of ["p", "r", "q", "type", "op", "kind", "change", "by", "sort", "export"]) $(key).hidden = !wanted.has(key);
+    $("own-label").hidden = !wanted.has("own");
+    for (const tab of document.querySelectorAll("#views a")) tab.classList.toggle("current", tab.dataset.view === view);
+    $("notes").replaceChildren();
+    views[view](state);
+    if (current && current.total > EXPORT_LIMIT) {
+      note(`Export CSV writes the first ${fmt(EXPORT_LIMIT)} of these ${fmt(current.total)} rows; for all of them: kafkasec grid --output DIR (or --output-type allowed --operation OP).`);
+    }
   }
 
   for (const code of opCodes) $("op").appendChild(element("option", opNames[code], { value: code }));
-  for (const type of [...new Set(data.resources.map(([type]) => type))].sort()) $("type").appendChild(element("option", type, { value: type }));
-  $("q").addEventListener("input", () => writeState({ q: $("q").value, page: 0 }));
-  $("op").addEventListener("change", () => writeState({ op: $("op").value, page: 0 }));
-  $("type").addEventListener("change", () => writeState({ type: $("type").value, page: 0 }));
+  for (const type of data.types) $("type").appendChild(element("option", type, { value: type }));
+  for (const key of ["p", "r", "q"]) $(key).addEventListener("input", () => writeState({ [key]: $(key).value, page: 0 }));
+  for (const key of ["type", "op", "kind", "change", "by", "sort"]) $(key).addEventListener("change", () => writeState({ [key]: $(key).value, page: 0 }));
+  $("own").addEventListener("change", () => writeState({ own: $("own").checked ? "1" : "", page: 0 }));
   $("previous").addEventListener("click", () => writeState({ page: Math.max(0, readState().page - 1) }));
   $("next").addEventListener("click", () => writeState({ page: readState().page + 1 }));
   $("export").addEventListener("click", exportCsv);
-  for (const header of document.querySelectorAll("th[data-sort]")) {
-    header.addEventListener("click", () => {
-      const state = readState();
-      const dir = state.sort === header.dataset.sort && state.dir === "asc" ? "desc" : "asc";
-      writeState({ sort: header.dataset.sort, dir });
-    });
+  for (const tab of document.querySelectorAll("#views a")) {
+    tab.addEventListener("click", (event) => { event.preventDefault(); writeState({ view: tab.dataset.view, page: 0 }); });
   }
   window.addEventListener("hashchange", render);
-  renderDiff();
+  window.auditReport = { state: readState, set: writeState }; // for scripts driving the page
   render();
   document.body.dataset.ready = "true";
 })();
