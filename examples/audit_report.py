@@ -43,8 +43,8 @@ def main() -> None:
     parser.add_argument("--screenshot", metavar="PNG")
     args = parser.parse_args()
     authorizer, principals, resources, change = estate()
-    after = StandardAuthorizer("User:admin")
-    after.create_acls([stored.binding for stored in authorizer.stored_acls()] + change)
+    # The ACLs after the change, judged with the same super users (those of `authorizer`).
+    after = [stored.binding for stored in authorizer.stored_acls()] + change
     html_report(authorizer, principals, resources, args.report, after=after)
     print(f"wrote {args.report}")
     if args.screenshot:
@@ -55,7 +55,8 @@ def main() -> None:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
             page = browser.new_page(viewport={"width": 1280, "height": 1100})
-            page.goto(pathlib.Path(args.report).resolve().as_uri() + "#q=fraud&principal=11")
+            fraud = sorted(principals).index(("User:fraud-consumer", "10.1.0.1"))
+            page.goto(pathlib.Path(args.report).resolve().as_uri() + f"#view=principal&principal={fraud}")
             page.wait_for_selector("body[data-ready=true]")
             page.screenshot(path=args.screenshot, full_page=False)
             browser.close()

@@ -321,7 +321,7 @@
   function principalCell(i) {
     const cell = element("td");
     cell.appendChild(link(data.principals[i], { view: "principal", principal: String(i), resource: "" }));
-    if (classSuper[pc[i]]) cell.appendChild(element("span", "super user", { class: "label", title: "in super.users: allowed everything" }));
+    if (classSuper[pc[i]]) cell.append(" "), cell.appendChild(element("span", "super user", { class: "label", title: "in super.users: allowed everything" }));
     return cell;
   }
   function resourceCell(j) {

@@ -352,6 +352,10 @@ def _what_if(authorizer, compact: CompactGrid, after, by_principal: np.ndarray, 
     }
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def _strings(values: list[str]):
     import pyarrow as pa
 
@@ -373,8 +377,8 @@ def html_report(acls, principals: Sequence[tuple[str, str]], resources: Sequence
     what_if = ""
     if data["whatif"] is not None:
         change = data["whatif"]
-        what_if = (f'<p id="whatif-banner" class="banner"><a href="#view=whatif">What-if: {len(change["added"]):,} ACLs added, '
-                   f'{len(change["removed"]):,} removed: {change["pairs"]:,} pairs change</a></p>')
+        what_if = (f'<p id="whatif-banner" class="banner"><a href="#view=whatif">What-if: {_count(len(change["added"]), "ACL")} added, '
+                   f'{len(change["removed"]):,} removed: {_count(change["pairs"], "pair")} change</a></p>')
     summary = data["summary"]
     views = [("grid", "Who can do what"), ("privilege", "Principals by privilege"),
              ("readable", f"Readable by everyone ({len(summaries['readable_by_everyone']):,})"),

@@ -1,6 +1,11 @@
-"""The audit report: its summaries and cells agree with the authorizer, each grant names its ACL,
-and the page works in a real headless browser (Debian's Chromium driven by Playwright)."""
+"""The audit report: its summaries agree with the authorizer, and the page, driven in a real
+headless browser (Debian's Chromium through Playwright), answers every question exactly from the
+compact grid it carries: counts, rows page by page, who may do what on a resource, what a
+principal may do and which ACL grants it, the what-if; on a grid whose allowed pairs outnumber
+the 50,000 the page once carried as a sample."""
 
+import random
+import re
 import shutil
 from pathlib import Path
 
@@ -8,9 +13,9 @@ import numpy as np
 import pytest
 
 from kafkasec import AclBinding, KafkaPrincipal, RequestContext, ResourcePattern, StandardAuthorizer
-from kafkasec.acl import operations_to_bitfield
-from kafkasec.authorizer.decision import acl_text
+from kafkasec.acl import AclOperation, operations_to_bitfield
 from kafkasec.context import Action
+from spark_udfs import report as report_module
 from spark_udfs.report import audit_summaries, html_report, report_data
 
 ACLS = [
@@ -22,58 +27,108 @@ ACLS = [
 ]
 PRINCIPALS = [("User:alice", "10.0.0.1"), ("User:bob", "10.0.0.1"), ("User:admin", "10.0.0.1"), ("User:x", "10.0.0.2")]
 RESOURCES = [("TOPIC", "orders-eu"), ("TOPIC", "orders-secret"), ("TOPIC", "public"), ("GROUP", "g")]
+READ = int(AclOperation.READ)
 
 
-def authorizer():
-    authorizer = StandardAuthorizer("User:admin")
-    authorizer.create_acls(ACLS)
+def authorizer(acls=ACLS, **settings):
+    authorizer = StandardAuthorizer(settings.get("super_users", "User:admin"), settings.get("allow_everyone", False))
+    authorizer.create_acls(list(acls))
     return authorizer
+
+
+def dense(reference, principals, resources) -> np.ndarray:
+    """Every cell by the authorizer itself: the reference the report is held to."""
+    patterns = [ResourcePattern(t, n) for t, n in resources]
+    return np.array([
+        [operations_to_bitfield(ops) for ops in reference.authorized_operations_many(RequestContext(KafkaPrincipal.parse(p), h), patterns)]
+        for p, h in principals
+    ], dtype=np.int64).reshape(len(principals), len(resources))
 
 
 def test_summaries_agree_with_the_authorizer():
     reference = authorizer()
     summaries = audit_summaries(reference, PRINCIPALS, RESOURCES)
-    dense = np.array([
-        [operations_to_bitfield(reference.authorized_operations(RequestContext(KafkaPrincipal.parse(p), h), ResourcePattern(t, n)))
-         for t, n in RESOURCES]
-        for p, h in PRINCIPALS
-    ])
-    grants = {(p, h): n for p, h, n in summaries["most_privileged"]}
-    assert grants == {(p, h): int(np.bitwise_count(dense[i]).sum()) for i, (p, h) in enumerate(PRINCIPALS)}
-    assert summaries["most_privileged"][0][0] == "User:admin"            # a super user tops the list
+    cells = dense(reference, PRINCIPALS, RESOURCES)
+    assert summaries["grant_counts"].tolist() == np.bitwise_count(cells).sum(axis=1).tolist()
+    # The super user is listed apart, not at the head of the most privileged.
+    assert summaries["super_users"] == [("User:admin", "10.0.0.1")]
+    assert [p for p, _, _ in summaries["most_privileged"]] == ["User:alice", "User:bob", "User:x"]
+    # Anyone from 10.0.0.x may READ (and so DESCRIBE) public: two grants everyone has.
+    assert summaries["everyone_counts"].tolist() == [2, 2, 2, 2]
+    assert summaries["beyond_everyone_counts"].tolist() == [2, 0, 27, 0]
     assert summaries["readable_by_everyone"] == ["public"]
-    # bob's READ on orders-secret is shadowed by the DENY ALL for User:*; carol's grant matches
-    # no resource of the grid, so it is unused, not shadowed; alice's works.
-    assert summaries["shadowed"] == ["User:bob READ on TOPIC LITERAL 'orders-secret' from *"]
+    # bob's READ on orders-secret is shadowed by the DENY ALL for User:*, which is named; carol's
+    # grant matches no resource of the grid, so it is unused, not shadowed; alice's works.
+    [shadowed] = summaries["shadowed"]
+    assert shadowed.allow == "ALLOW User:bob from host * READ on TOPIC LITERAL 'orders-secret'"
+    assert shadowed.denies == ("DENY User:* from host * ALL on TOPIC LITERAL 'orders-secret'",)
 
 
-def test_the_reports_data_agrees_with_the_authorizer_and_names_each_grants_acl():
-    reference = authorizer()
-    data = report_data(reference, PRINCIPALS, RESOURCES)
-    cells = {(i, j): bits for i, j, bits in data["cells"]}
-    for i, (p, h) in enumerate(PRINCIPALS):
-        for j, (t, n) in enumerate(RESOURCES):
-            expected = operations_to_bitfield(
-                reference.authorized_operations(RequestContext(KafkaPrincipal.parse(p), h), ResourcePattern(t, n)))
-            assert cells.get((i, j), 0) == expected
-    stored = {acl.acl_id: acl for acl in reference.stored_acls()}
-    for cell, operation, rule, acl in data["grants"]:
-        i, j, _ = data["cells"][cell]
-        decision = reference.explain(RequestContext(KafkaPrincipal.parse(PRINCIPALS[i][0]), PRINCIPALS[i][1]),
-                                     Action(int(operation), ResourcePattern(*RESOURCES[j])))
-        assert decision.allowed and rule == decision.rule.kind.value
-        if acl >= 0:
-            acl_id, source, text = data["acls"][acl]
-            assert (acl_id, source, text) == (decision.rule.acl.acl_id, "store", acl_text(stored[acl_id].binding))
-        else:
-            assert rule == "super_user"
-    assert not data["truncated"]
-    capped = report_data(reference, PRINCIPALS, RESOURCES, max_cells=2)
-    assert len(capped["cells"]) == 2 and capped["truncated"]
-    # A cap exactly at the number of allowed pairs leaves nothing out, and says so.
-    exact = report_data(reference, PRINCIPALS, RESOURCES, max_cells=len(data["cells"]))
-    assert sorted(exact["cells"]) == sorted(data["cells"]) and not exact["truncated"]
-    assert report_data(reference, PRINCIPALS, RESOURCES, max_cells=len(data["cells"]) - 1)["truncated"]
+def test_the_shadowed_list_is_the_same_whatever_the_order_acls_came_in_and_is_bounded(monkeypatch):
+    acls = [AclBinding.of("TOPIC", f"t{n}", "LITERAL", f"User:u{n % 7}", "*", op, "ALLOW")
+            for n in range(40) for op in ("READ", "WRITE")]
+    acls += [AclBinding.of("TOPIC", f"t{n}", "LITERAL", "User:*", "*", "ALL", "DENY") for n in range(40)]
+    acls += [AclBinding.of("TOPIC", "t", "PREFIXED", "User:u3", "*", "WRITE", "DENY")]
+    resources = [("TOPIC", f"t{n}") for n in range(40)]
+    principals = [(f"User:u{n}", "10.0.0.1") for n in range(7)]
+    orders = [acls, list(reversed(acls)), random.Random(5).sample(acls, len(acls))]
+    # Each authorizer gives its ACLs new ids: compare what the page shows besides.
+    lists = [[(grant.allow, grant.denies, grant.more_denies) for grant in audit_summaries(authorizer(order), principals, resources)["shadowed"]]
+             for order in orders]
+    assert lists[0] == lists[1] == lists[2] and len(lists[0]) == 80
+    assert lists[0][0][0].startswith("ALLOW User:u0 from host * READ on TOPIC LITERAL 't0'")
+    u3 = next(denies for allow, denies, _ in lists[0] if "User:u3" in allow and "WRITE" in allow)
+    assert set(u3) == {"DENY User:* from host * ALL on TOPIC LITERAL 't10'",
+                              "DENY User:u3 from host * WRITE on TOPIC PREFIXED 't'"}
+    monkeypatch.setattr(report_module, "MAX_SHADOWED", 5)
+    data = report_data(authorizer(acls), principals, resources)
+    assert data["summary"]["shadowed_count"] == 80 and len(data["summary"]["shadowed"]) == 5
+
+
+# ---------------------------------------------------------------- a grid larger than any cap
+
+
+def estate(seed=31):
+    """Teams with prefixes, literal topics and groups, DENYs, a host-specific grant, User:*
+    grants on a prefix and from one host, a LITERAL '*'; principals named and not, a super user,
+    three hosts; resources some of which no ACL matches (allow.everyone decides them)."""
+    rng = random.Random(seed)
+    acls = [AclBinding.of("TOPIC", "shared-", "PREFIXED", "User:*", "*", "READ", "ALLOW"),
+            AclBinding.of("TOPIC", "shared-secret", "LITERAL", "User:*", "*", "READ", "DENY"),
+            AclBinding.of("GROUP", "*", "LITERAL", "User:auditor", "*", "DESCRIBE", "ALLOW"),
+            AclBinding.of("GROUP", "ops-", "PREFIXED", "User:*", "10.0.0.3", "READ", "ALLOW")]
+    for team in range(10):
+        for member in range(8):
+            principal = f"User:t{team}-m{member}"
+            acls.append(AclBinding.of("TOPIC", f"t{team}-", "PREFIXED", principal, "*", rng.choice(["READ", "WRITE", "ALL"]), "ALLOW"))
+            if member % 3 == 0:
+                acls.append(AclBinding.of("TOPIC", f"t{team}-x{rng.randrange(40)}", "LITERAL", principal, "*", "ALTER", "ALLOW"))
+            if member % 4 == 1:
+                acls.append(AclBinding.of("GROUP", f"t{team}-g{rng.randrange(5)}", "LITERAL", principal, "10.0.0.2", "READ", "ALLOW"))
+        acls.append(AclBinding.of("TOPIC", f"t{team}-x7", "LITERAL", f"User:t{team}-m1", "*", "ALL", "DENY"))
+    principals = [(f"User:t{team}-m{member}", f"10.0.0.{1 + (team + member) % 3}") for team in range(10) for member in range(8)]
+    principals += [(f"User:guest{n}", f"10.0.0.{1 + n % 3}") for n in range(217)]
+    principals += [("User:admin", "10.0.0.1"), ("User:auditor", "10.0.0.1"), ("Group:ops", "10.0.0.3")]
+    resources = [("TOPIC", f"t{team}-x{n}") for team in range(10) for n in range(40)]
+    resources += [("TOPIC", f"shared-{n}") for n in range(200)] + [("TOPIC", "shared-secret")]
+    resources += [("GROUP", f"t{team}-g{n}") for team in range(10) for n in range(5)]
+    resources += [("GROUP", f"ops-{n}") for n in range(9)] + [("TOPIC", f"free-{n}") for n in range(30)]
+    resources += [("CLUSTER", "kafka-cluster")]
+    return acls, principals, resources
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory):
+    acls, principals, resources = estate()
+    reference = authorizer(acls, allow_everyone=True)
+    change = [AclBinding.of("TOPIC", "t3-", "PREFIXED", "User:guest5", "*", "WRITE", "ALLOW")]
+    after = [stored.binding for stored in reference.stored_acls() if stored.binding != acls[0]] + change
+    path = tmp_path_factory.mktemp("report") / "large.html"
+    html_report(reference, principals, resources, str(path), after=after)
+    after_reference = authorizer(after, allow_everyone=True)
+    return {"path": path, "reference": reference, "principals": principals, "resources": resources,
+            "cells": dense(reference, principals, resources), "after": dense(after_reference, principals, resources),
+            "added": change, "removed": [acls[0]]}
 
 
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
@@ -92,88 +147,209 @@ def browser():
         launched.close()
 
 
-@pytest.fixture
-def report(tmp_path):
-    after = StandardAuthorizer("User:admin")
-    after.create_acls(ACLS + [AclBinding.of("TOPIC", "public", "LITERAL", "User:x", "*", "WRITE", "ALLOW")])
-    after.delete_acls([ACLS[0].to_filter()])
-    path = tmp_path / "report.html"
-    html_report(authorizer(), PRINCIPALS, RESOURCES, str(path), after=after)
-    return path
+class Page:
+    """The report open in the browser, read as a person reads it: the title, the count line and
+    the table's rows, for a view given by its address."""
+
+    def __init__(self, browser, path):
+        self.page = browser.new_page()
+        self.errors = []
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.uri = path.as_uri()
+        self.open("")
+        self.data = self.page.evaluate("JSON.parse(document.getElementById('data').textContent)")
+
+    def open(self, view: str):
+        self.page.goto(f"{self.uri}#{view}")
+        self.page.wait_for_selector("body[data-ready=true]")
+        self.page.evaluate("window.dispatchEvent(new HashChangeEvent('hashchange'))")
+        assert not self.errors, self.errors
+
+    def count(self) -> int:
+        return int(self.page.inner_text("#count").split(" ")[0].replace(",", ""))
+
+    def rows(self) -> list[list[str]]:
+        return self.page.eval_on_selector_all(
+            "#rows tbody tr", "rows => rows.map(row => Array.from(row.cells, cell => cell.innerText))")
+
+    def principal_index(self, principal, host) -> int:
+        return next(i for i, (p, h) in enumerate(zip(self.data["principals"], self.data["hosts"])) if (p, h) == (principal, host))
+
+    def resource_index(self, resource_type, name) -> int:
+        return next(j for j, n in enumerate(self.data["resources"]) if n == name and self.type_of(j) == resource_type)
+
+    def type_of(self, j) -> str:
+        if not hasattr(self, "_types"):
+            self._types = self.page.evaluate(
+                "(() => { const d = JSON.parse(document.getElementById('data').textContent);"
+                " return Array.from(atob(d.grid.resource_type), c => d.types[c.charCodeAt(0)]); })()")
+        return self._types[j]
 
 
-def cells_shown(page):
-    return [tuple(td.inner_text() for td in row.query_selector_all("td")[:4]) for row in page.query_selector_all("#cells tbody tr")]
+@pytest.fixture(scope="module")
+def page(browser, large):
+    return Page(browser, large["path"])
 
 
-def test_the_report_is_one_offline_page_with_its_sections(report):
-    text = report.read_text(encoding="utf-8")
-    for part in ("Most-privileged principals", "Topics every principal may read", "shadowed by DENY",
-                 "User:admin @ 10.0.0.1", "Who can do what"):
-        assert part in text, part
+def plain(principal_cell: str) -> str:
+    """A principal as the table shows it, without its "super user" label."""
+    return principal_cell.removesuffix(" super user")
+
+
+def names(bits):
+    return {op.name for op in AclOperation if op.value > 1 and bits & (1 << op)}
+
+
+def test_the_grid_is_larger_than_the_sample_the_page_once_carried(large):
+    assert int((large["cells"] != 0).sum()) > 50_000
+
+
+def test_every_count_is_exact(page, large):
+    cells, principals, resources = large["cells"], large["principals"], large["resources"]
+    page.open("")
+    assert page.count() == int((cells != 0).sum())
+    # A principal's search: every one of their allowed pairs, not a sample's.
+    for needle in ("User:t3-m1", "guest1", "10.0.0.3", "User:admin"):
+        page.open(f"p={needle}")
+        chosen = [i for i, (p, h) in enumerate(principals) if needle.lower() in f"{p} {h}".lower()]
+        assert page.count() == int((cells[chosen] != 0).sum()), needle
+    # A resource's search with an operation: who may READ it, exactly.
+    for needle in ("t4-x1", "shared-", "free-2"):
+        page.open(f"r={needle}&op={READ}")
+        chosen = [j for j, (_, n) in enumerate(resources) if needle in n]
+        assert page.count() == int((cells[:, chosen] & (1 << READ) != 0).sum()), needle
+    # Only grants beyond what anyone from the host may: against a principal no ACL names.
+    anyone = {h: dense(large["reference"], [("User:nobody-named", h)], resources)[0] for h in {h for _, h in principals}}
+    beyond = np.array([cells[i] & ~anyone[h] for i, (_, h) in enumerate(principals)])
+    page.open("own=1")
+    assert page.count() == int((beyond != 0).sum())
+    supers = [i for i, (p, _) in enumerate(principals) if p == "User:admin"]
+    page.open("kind=super")
+    assert page.count() == int((cells[supers] != 0).sum())
+    page.open("kind=ordinary&type=GROUP")
+    groups = [j for j, (t, _) in enumerate(resources) if t == "GROUP"]
+    others = [i for i in range(len(principals)) if i not in supers]
+    assert page.count() == int((cells[np.ix_(others, groups)] != 0).sum())
+
+
+def test_rows_page_by_page_in_either_order(page, large):
+    cells, principals, resources = large["cells"], large["principals"], large["resources"]
+    by_principal = sorted(range(len(principals)), key=principals.__getitem__)
+    by_resource = sorted(range(len(resources)), key=lambda j: resources[j])
+    expected = [(principals[i][0], resources[j][1]) for i in by_principal for j in by_resource if cells[i, j]]
+    page.open("size=37&page=5")
+    assert [(plain(row[0]), row[3]) for row in page.rows()] == expected[185:222]
+    expected = [(principals[i][0], resources[j][1]) for j in by_resource for i in by_principal if cells[i, j]]
+    page.open("by=resource&size=50&page=41")
+    assert [(plain(row[0]), row[3]) for row in page.rows()] == expected[2050:2100]
+
+
+def test_who_may_read_a_resource_and_what_a_principal_may_do_with_the_acl_behind_each(page, large):
+    reference, cells = large["reference"], large["cells"]
+    principals, resources = large["principals"], large["resources"]
+    stored = {acl.acl_id for acl in reference.stored_acls()}
+    rng = random.Random(3)
+    for j in rng.sample(range(len(resources)), 12):
+        index = page.resource_index(*resources[j])
+        page.open(f"view=resource&resource={index}&op={READ}&size=5000")
+        readers = {(plain(row[0]), row[1]) for row in page.rows()}
+        assert readers == {principals[i] for i in range(len(principals)) if cells[i, j] & (1 << READ)}, resources[j]
+    for i in rng.sample(range(len(principals)), 10) + [principals.index(("User:admin", "10.0.0.1"))]:
+        principal, host = principals[i]
+        page.open(f"view=principal&principal={page.principal_index(principal, host)}&size=5000")
+        shown: dict[str, set] = {}
+        for row in page.rows():
+            resource, resource_type, operation, rule, ids = row[0], row[1], row[2].split(" ")[0], row[3], row[4]
+            shown.setdefault((resource_type, resource), set()).add(operation)
+            decision = reference.explain(RequestContext(KafkaPrincipal.parse(principal), host),
+                                         Action(AclOperation[operation], ResourcePattern(resource_type, resource)))
+            assert decision.allowed and rule == decision.rule.kind.value, (principal, resource, operation)
+            if decision.rule.acl is not None:
+                assert decision.rule.acl.acl_id in ids.split("\n") and set(ids.split("\n")) <= stored
+        expected = {resources[j]: names(cells[i, j]) for j in range(len(resources)) if cells[i, j]}
+        assert shown == expected, principal
+
+
+def test_the_what_if_is_found_from_the_top_counted_listed_and_filtered(page, large):
+    before, after, principals, resources = large["cells"], large["after"], large["principals"], large["resources"]
+    page.open("")
+    banner = page.page.inner_text("#whatif-banner")
+    changed = before != after
+    assert banner == f"What-if: 1 ACL added, 1 removed: {int(changed.sum()):,} pairs change"
+    page.page.click("#whatif-banner a")
+    page.page.wait_for_selector("#rows tbody tr")
+    assert "view=whatif" in page.page.url and page.count() == int(changed.sum())
+    notes = page.page.inner_text("#notes")
+    assert "ALLOW User:guest5 from host * WRITE on TOPIC PREFIXED 't3-'" in notes
+    assert "ALLOW User:* from host * READ on TOPIC PREFIXED 'shared-'" in notes
+    page.open("view=whatif&change=gained")
+    assert page.count() == int((after & ~before != 0).sum())
+    page.open("view=whatif&change=lost&p=guest1&r=shared-19&size=5000")
+    chosen = [i for i, (p, h) in enumerate(principals) if "guest1" in f"{p} {h}"]
+    topics = [j for j, (_, n) in enumerate(resources) if "shared-19" in n]
+    lost = before & ~after
+    assert page.count() == int((lost[np.ix_(chosen, topics)] != 0).sum()) < 5000
+    rows = {(row[0], row[2]) for row in page.rows()}
+    assert rows == {(principals[i][0], f"{resources[j][0]} {resources[j][1]}") for i in chosen for j in topics if lost[i, j]}
+
+
+def test_the_other_views_page_and_filter(page, large):
+    principals = large["principals"]
+    page.open("view=privilege&kind=ordinary&size=10")
+    rows = page.rows()
+    assert len(rows) == 10 and all("super user" not in row[0] for row in rows)
+    beyond = [int(row[4].replace(",", "")) for row in rows]
+    assert beyond == sorted(beyond, reverse=True)
+    page.open("view=privilege&kind=super")
+    assert [row[0] for row in page.rows()] == ["User:admin super user"]
+    assert page.count() == 1
+    page.open("view=readable&size=5000")
+    readable = {row[0]: row[1] for row in page.rows()}
+    cells, resources = large["cells"], large["resources"]
+    assert set(readable) == {name for j, (t, name) in enumerate(resources) if t == "TOPIC" and (cells[:, j] & (1 << READ)).all()}
+    assert readable["free-0"].startswith("no ACL matches it") and readable["shared-0"].startswith("ACLs for User:*")
+    page.open("view=shadowed&q=t1-m1")
+    assert all("t1-m1" in " ".join(row) for row in page.rows())
+    assert len(principals) == len(page.data["principals"])
+
+
+def test_the_export_writes_what_the_view_shows(browser, large, tmp_path):
+    page = Page(browser, large["path"])
+    page.open("p=User:t2-m3")
+    with page.page.expect_download() as download:
+        page.page.click("#export")
+    lines = Path(download.value.path()).read_text().splitlines()
+    assert lines[0] == "principal,host,resource_type,resource_name,operations,bitfield"
+    i = large["principals"].index(next(p for p in large["principals"] if p[0] == "User:t2-m3"))
+    assert len(lines) - 1 == int((large["cells"][i] != 0).sum())
+    assert {line.split(",")[0] for line in lines[1:]} == {"User:t2-m3"}
+
+
+def test_the_report_is_one_offline_page(large):
+    text = large["path"].read_text(encoding="utf-8")
     assert "http://" not in text and "https://" not in text and "<script src" not in text  # nothing fetched
+    assert re.search(r"Every answer on this page is exact", text)
 
 
-def test_search_filter_sort_and_pages_in_a_real_browser(browser, report):
-    page = browser.new_page()
-    page.goto(report.as_uri())
-    page.wait_for_selector("body[data-ready=true]")
-    everything = cells_shown(page)
-    assert page.inner_text("#count").startswith(f"{len(everything)} of {len(everything)} allowed pairs")
-    page.fill("#q", "alice")
-    assert {row[0] for row in cells_shown(page)} == {"User:alice"}
-    assert "q=alice" in page.url  # the view is in the address, to share
-    page.fill("#q", "")
-    page.select_option("#op", label="WRITE")
-    assert {row[0] for row in cells_shown(page)} == {"User:admin"}  # only the super user writes
-    page.select_option("#op", label="any operation")
-    page.select_option("#type", "GROUP")
-    assert {row[2] for row in cells_shown(page)} == {"GROUP"}
-    page.select_option("#type", "")
-    page.click("th[data-sort=resource]")
-    page.click("th[data-sort=resource]")
-    resources = [row[3] for row in cells_shown(page)]
-    assert resources == sorted(resources, reverse=True) and "dir=desc" in page.url
-    page.goto(report.as_uri() + "#q=User")
-    assert len(cells_shown(page)) == len(everything)
+def test_the_what_if_keeps_super_users_and_allow_everyone(tmp_path):
+    """Bindings given as the "after" side are judged with the same super.users and
+    allow.everyone.if.no.acl.found: only the added grant shows as a change."""
+    reference = authorizer(ACLS, allow_everyone=True)
+    after = [stored.binding for stored in reference.stored_acls()]
+    after.append(AclBinding.of("TOPIC", "public", "LITERAL", "User:bob", "*", "WRITE", "ALLOW"))
+    data = report_data(reference, PRINCIPALS, RESOURCES, after=after)
+    assert data["whatif"]["pairs"] == 1
+    assert data["whatif"]["added"] == ["ALLOW User:bob from host * WRITE on TOPIC LITERAL 'public'"]
+    assert data["whatif"]["removed"] == []
 
 
-def test_drill_down_names_the_acl_behind_each_grant(browser, report):
-    page = browser.new_page()
-    page.goto(report.as_uri())
-    page.click("#cells tbody tr[data-cell] a >> text=User:alice")
-    assert page.is_visible("#detail")
-    grants = [[td.inner_text() for td in row.query_selector_all("td")] for row in page.query_selector_all("#grants tbody tr")]
-    assert {(row[0], row[2]) for row in grants} == {("orders-eu", "READ"), ("orders-eu", "DESCRIBE"),
-                                                    ("public", "READ"), ("public", "DESCRIBE")}
-    # Each grant names its ACL: alice's own prefix ACL on orders-eu, User:*'s on public.
-    by_resource = {row[0]: (row[3], row[5], row[6]) for row in grants}
-    assert by_resource == {"orders-eu": ("allow_acl", "store", acl_text(ACLS[0])), "public": ("allow_acl", "store", acl_text(ACLS[3]))}
-    assert len({row[4] for row in grants}) == 2 and all(row[4] for row in grants)  # two ACL ids, shown
-    page.goto(report.as_uri() + "#resource=1")  # orders-secret: only the super user, by super.users
-    rows = [[td.inner_text() for td in row.query_selector_all("td")] for row in page.query_selector_all("#grants tbody tr")]
-    assert {row[0] for row in rows} == {"User:admin"} and {row[3] for row in rows} == {"super_user"}
+def test_a_compact_grid_of_other_pairs_is_refused():
+    from spark_udfs.compact import CompactGrid
+    from spark_udfs.evaluator import CompiledAcls
 
-
-def test_the_what_if_diff_and_the_export(browser, report, tmp_path):
-    page = browser.new_page(accept_downloads=True)
-    page.goto(report.as_uri() + "#q=alice")
-    changes = [
-        [" ".join(span.inner_text() for span in td.query_selector_all("span")) or td.inner_text() for td in row.query_selector_all("td")]
-        for row in page.query_selector_all("#changes tbody tr")
-    ]
-    assert sorted(changes) == [
-        ["User:alice", "10.0.0.1", "TOPIC orders-eu", "READ DESCRIBE", "", "", "READ DESCRIBE"],  # the prefix ACL removed
-        ["User:x", "10.0.0.2", "TOPIC public", "READ DESCRIBE", "READ WRITE DESCRIBE", "WRITE", ""],
-    ]
-    with page.expect_download() as download:
-        page.click("#export")
-    exported = Path(download.value.path()).read_text().splitlines()
-    assert exported[0] == "principal,host,resource_type,resource_name,operations,bitfield"
-    assert {line.split(",")[0] for line in exported[1:]} == {"User:alice"}  # what the page shows
-    page.set_viewport_size({"width": 1280, "height": 900})
-    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
-    assert (tmp_path / "report.png").stat().st_size > 10_000
+    compact = CompactGrid.build(CompiledAcls.from_authorizer(authorizer()), PRINCIPALS, RESOURCES[:2])
+    with pytest.raises(ValueError, match="other principals or resources"):
+        report_data(authorizer(), PRINCIPALS, RESOURCES, compact=compact)
 
 
 def test_the_example_writes_a_report(tmp_path):
@@ -185,4 +361,4 @@ def test_the_example_writes_a_report(tmp_path):
                               capture_output=True, text=True, timeout=120)
     assert finished.returncode == 0, finished.stderr
     page = (tmp_path / "estate.html").read_text(encoding="utf-8")
-    assert "User:fraud-consumer" in page and '"diff":[[' in page
+    assert "User:fraud-consumer" in page and "What-if: 1 ACL added" in page
