@@ -432,7 +432,7 @@ h1{margin:.6em 0 .2em} h2{font-size:1.1em;margin:.8em 0 .4em}
 #filters input[type=search]{flex:1;min-width:14em;padding:.3em}
 #notes p{background:#f4f6fb;border-radius:6px;padding:.3em .8em;margin:.3em 0}
 table{border-collapse:collapse;width:100%;font-size:.9em}
-th,td{text-align:left;padding:.25em .5em;border-bottom:1px solid #e3e7ef;vertical-align:top}
+th,td{text-align:left;padding:.25em .5em;border-bottom:1px solid #e3e7ef;vertical-align:top;white-space:pre-line}
 tbody tr:hover{background:#f4f6fb} a{color:#3b5bdb;cursor:pointer;text-decoration:none}
 .op{display:inline-block;background:#e7ecff;border-radius:3px;padding:0 .3em;margin:1px;font-size:.85em}
 .op.everyone{background:#eef0f3;color:#5c6370}
