@@ -44,7 +44,7 @@ from kafkasec.acl import (
 )
 from kafkasec.authorizer.decision import acl_text
 from kafkasec.authorizer.index import acl_masks
-from spark_udfs.compact import CompactGrid, classes_by_pattern
+from spark_udfs.compact import CompactGrid
 from spark_udfs.evaluator import CompiledAcls, ranges
 from spark_udfs.rules import standard_authorizer
 
@@ -97,7 +97,8 @@ def audit_summaries(acls, principals: Sequence[tuple[str, str]], resources: Sequ
     most_privileged = [(principals[i][0], principals[i][1], int(grants[i])) for i in ordinary[:top].tolist()]
     everyone_reads = compact.principals_allowed(_READ)[compact.resource_class] == len(principals)
     readable = np.flatnonzero(everyone_reads & (compact.resource_types == ResourceType.TOPIC))
-    shadowed = shadowed_grants(authorizer, compact)
+    table = acl_table(authorizer, compact.compiled)
+    shadowed = shadowed_grants(authorizer, compact, table)
     return {
         "compact": compact,
         "grant_counts": grants,  # per principal: its (resource, operation) grants
@@ -108,6 +109,7 @@ def audit_summaries(acls, principals: Sequence[tuple[str, str]], resources: Sequ
         "readable_by_everyone": sorted(resources[j][1] for j in readable.tolist()),
         "readable_indices": readable,
         "shadowed": shadowed,
+        "acl_table": table,
     }
 
 
@@ -131,48 +133,36 @@ def _privilege(compact: CompactGrid) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return grants[cls], everyone[cls], beyond[cls]
 
 
-def shadowed_grants(acls, compact: CompactGrid) -> list[ShadowedGrant]:
+def shadowed_grants(acls, compact: CompactGrid, table: AclTable | None = None) -> list[ShadowedGrant]:
     """ALLOW ACLs of named principals that match some of the grid's resources but allow their
     operation on none of them, each with the DENY ACLs that match it there; sorted by principal,
-    resource and operation, so that two reports of the same state list them alike."""
-    authorizer = standard_authorizer(acls)
+    resource and operation, so that two reports of the same state list them alike. ``table``:
+    the authorizer's :func:`acl_table` for the grid's CompiledAcls, if already made."""
     compiled = compact.compiled
-    classes_of = classes_by_pattern(compact.representative, compact.class_ptr, compact.class_patterns)
-    table = acl_table(authorizer, compiled)
-    rows_pid, rows_hid, rows_rc, rows_acl = [], [], [], []
-    candidates_of: dict[int, np.ndarray] = {}
-    for k, stored in enumerate(table.stored):
-        entry = stored.binding.entry
-        if entry.permission_type is not AclPermissionType.ALLOW or entry.principal == WILDCARD_PRINCIPAL:
-            continue
-        pid, hid, pattern = int(table.principal[k]), int(table.host[k]), int(table.pattern[k])
-        if pid < 0 or pattern < 0:
-            continue
-        candidates = classes_of(np.array([pattern], dtype=np.int64))
-        if not len(candidates):
-            continue
-        candidates_of[k] = candidates
-        rows_pid += [pid] * len(candidates)
-        rows_hid += [hid] * len(candidates)
-        rows_rc += candidates.tolist()
-        rows_acl += [k] * len(candidates)
-    if not rows_acl:
+    table = acl_table(acls, compiled) if table is None else table
+    wildcard = compiled.principal_id(WILDCARD_PRINCIPAL)
+    # The resource classes holding each pattern, as CSR by pattern id.
+    first = compact.class_ptr[compact.representative]
+    class_of, at = ranges(first, compact.class_ptr[compact.representative + 1] - first)
+    pattern_of = compact.class_patterns[at] if len(at) else np.zeros(0, dtype=np.int64)
+    order = np.argsort(pattern_of, kind="stable")
+    classes, by_pattern = class_of[order], np.searchsorted(pattern_of[order], np.arange(compiled.pattern_count + 1))
+    named = np.flatnonzero(table.is_allow & (table.principal >= 0) & (table.principal != wildcard) & (table.pattern >= 0))
+    which, at = ranges(by_pattern[table.pattern[named]], by_pattern[table.pattern[named] + 1] - by_pattern[table.pattern[named]])
+    acl, rc = named[which], classes[at]
+    if not len(acl):
         return []
-    rc = np.array(rows_rc, dtype=np.int64)
     answers = compiled.evaluate_ids(
-        np.array(rows_pid, dtype=np.int64), np.array(rows_hid, dtype=np.int64), np.zeros(len(rc), dtype=bool),
+        table.principal[acl], table.host[acl], np.zeros(len(rc), dtype=bool),
         compact.class_types[rc], compact.representative[rc], compact.class_ptr, compact.class_patterns,
     )
-    acl = np.array(rows_acl, dtype=np.int64)
     wanted = np.where(table.operation[acl] == AclOperation.ALL, compact.supported[rc], 1 << table.operation[acl])
-    allowed_somewhere = np.zeros(len(table.stored), dtype=bool)
-    np.logical_or.at(allowed_somewhere, acl, (answers & wanted) != 0)
+    allowed_somewhere = np.bincount(acl, weights=(answers & wanted) != 0, minlength=len(table.stored)) > 0
+    bounds = np.searchsorted(acl, np.arange(len(table.stored) + 1))  # acl ascends: named does
     shadowed = []
-    wildcard = compiled.principal_id(WILDCARD_PRINCIPAL)
-    for k, candidates in candidates_of.items():
-        if allowed_somewhere[k]:
-            continue
-        want = int(compact.supported[candidates].max()) if table.operation[k] == AclOperation.ALL else 1 << int(table.operation[k])
+    for k in np.unique(acl[~allowed_somewhere[acl]]).tolist():
+        candidates = rc[bounds[k]:bounds[k + 1]]
+        want = int(np.bitwise_or.reduce(compact.supported[candidates])) if table.operation[k] == AclOperation.ALL else 1 << int(table.operation[k])
         patterns = np.unique(np.concatenate([compact.class_patterns[compact.class_ptr[d]:compact.class_ptr[d + 1]]
                                              for d in compact.representative[candidates].tolist()]))
         denies = sorted(
@@ -204,6 +194,7 @@ class AclTable:
     principal: np.ndarray
     host: np.ndarray
     operation: np.ndarray
+    is_allow: np.ndarray  # ALLOW (else DENY)
     allow: np.ndarray  # the operations it allows (implied ones included), as a bitfield
     deny: np.ndarray  # the operations it denies
     pattern_ptr: np.ndarray  # CSR: the ACLs of pattern p are [pattern_ptr[p], pattern_ptr[p + 1])
@@ -222,8 +213,8 @@ def acl_table(authorizer, compiled: CompiledAcls) -> AclTable:
         pattern, entry = item.binding.pattern, item.binding.entry
         found = compiled.pattern_id(pattern.resource_type, pattern.name, pattern.pattern_type is PatternType.PREFIXED)
         ids.append((-1 if found is None else found, compiled.principal_id(entry.principal), compiled.host_id(entry.host),
-                    int(entry.operation), *acl_masks(item.binding)))
-    columns = np.array(ids, dtype=np.int64).reshape(-1, 6)
+                    int(entry.operation), entry.permission_type is AclPermissionType.ALLOW, *acl_masks(item.binding)))
+    columns = np.array(ids, dtype=np.int64).reshape(-1, 7)
     order = np.lexsort((np.arange(len(stored)), columns[:, 0]))
     columns = columns[order]
     stored = [stored[k] for k in order.tolist()]
@@ -231,7 +222,7 @@ def acl_table(authorizer, compiled: CompiledAcls) -> AclTable:
     return AclTable(
         stored=stored, text=[acl_text(item.binding) for item in stored],
         pattern=columns[:, 0], principal=columns[:, 1], host=columns[:, 2], operation=columns[:, 3],
-        allow=columns[:, 4] & mask, deny=columns[:, 5] & mask,
+        is_allow=columns[:, 4].astype(bool), allow=columns[:, 5] & mask, deny=columns[:, 6] & mask,
         pattern_ptr=np.searchsorted(columns[:, 0], np.arange(compiled.pattern_count + 1)),
     )
 
@@ -254,7 +245,8 @@ def report_data(acls, principals: Sequence[tuple[str, str]], resources: Sequence
     # The page lists principals and resources sorted; every per-principal or per-resource array
     # is permuted alike, class arrays are not.
     by_principal = np.array(sorted(range(len(principals)), key=principals.__getitem__), dtype=np.int64)
-    types = [ResourceType.coerce(resource_type).name for resource_type, _ in resources]
+    type_name = {value: ResourceType.coerce(value).name for value in {resource_type for resource_type, _ in resources}}
+    types = [type_name[resource_type] for resource_type, _ in resources]
     by_resource = np.array(sorted(range(len(resources)), key=lambda j: (types[j], resources[j][1])), dtype=np.int64)
     type_names = sorted(set(types))
     type_index = {name: n for n, name in enumerate(type_names)}
@@ -269,7 +261,7 @@ def report_data(acls, principals: Sequence[tuple[str, str]], resources: Sequence
     first = compact.class_ptr[compact.representative]
     pattern_counts = compact.class_ptr[compact.representative + 1] - first
     _, at = ranges(first, pattern_counts)
-    table = acl_table(authorizer, compiled)
+    table = summaries["acl_table"]
     data = {
         "operations": {str(int(op)): op.name for op in BITFIELD_OPERATIONS},
         "types": type_names,
