@@ -11,10 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kafkasec import AclBinding, KafkaPrincipal, RequestContext, ResourcePattern, StandardAuthorizer
 from kafkasec.acl import AclOperation, operations_to_bitfield
 from kafkasec.context import Action
+from kafkasec.testing import strategies
 from spark_udfs import report as report_module
 from spark_udfs.report import audit_summaries, html_report, report_data
 
@@ -362,3 +364,24 @@ def test_the_example_writes_a_report(tmp_path):
     assert finished.returncode == 0, finished.stderr
     page = (tmp_path / "estate.html").read_text(encoding="utf-8")
     assert "User:fraud-consumer" in page and "What-if: 1 ACL added" in page
+
+
+# ---------------------------------------------------------------- the privilege numbers, as a property
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(acls=st.lists(strategies.bindings, max_size=20), allow_everyone=st.booleans(),
+       resource_names=st.lists(st.tuples(strategies.resource_types, strategies.names), min_size=1, max_size=8, unique=True))
+def test_each_principals_grants_and_what_anyone_from_its_host_has_equal_the_authorizers(acls, allow_everyone, resource_names):
+    reference = StandardAuthorizer("User:admin", allow_everyone)
+    reference.create_acls(acls)  # an ACL a type cannot hold is refused, as by Kafka
+    principals = [(p, h) for p in ("User:alice", "User:bob", "User:carol", "Group:eng", "User:admin")
+                  for h in ("10.0.0.1", "10.0.0.2", "10.0.0.3")]
+    resources = [(t.name, n) for t, n in resource_names]
+    summaries = audit_summaries(reference, principals, resources)
+    cells = dense(reference, principals, resources)
+    anyone = {h: dense(reference, [("User:nobody-named", h)], resources)[0] for _, h in principals}
+    assert summaries["grant_counts"].tolist() == np.bitwise_count(cells).sum(axis=1).tolist()
+    assert summaries["everyone_counts"].tolist() == [int(np.bitwise_count(anyone[h]).sum()) for _, h in principals]
+    assert summaries["beyond_everyone_counts"].tolist() == [
+        int(np.bitwise_count(cells[i] & ~anyone[h]).sum()) for i, (_, h) in enumerate(principals)]
