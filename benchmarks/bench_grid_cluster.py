@@ -11,6 +11,14 @@ at 10k ACLs) on the team's topic prefix, a literal topic or the team's group, 5 
 topics and groups per team). Dense cells are timed on a 2,000 x 5,000 part of the grid (10^7
 cells), written to Spark's noop sink so that the rate is Spark's, not a disk's. Prints Markdown
 tables and the machine.
+
+``--estate hard`` (issue 31): every team has 48 named apps, each with ACLs on the team's topic
+prefix (one in eight from its own host only, one in twenty DENY), on three of 36 literal topics
+and on one of the team's groups, and ``User:*`` may describe two literal topics per team, from
+one of 8 hosts for two teams in three; principals on those 8 hosts. About 14,400 principal
+classes, 15,500 resource classes and 516,000 exceptions.
+
+    python benchmarks/bench_grid_cluster.py --estate hard
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import platform
 import random
 import sys
 import time
+from functools import partial
 
 from kafkasec import AclBinding, StandardAuthorizer
 from kafkasec.acl import AclOperation
@@ -33,6 +42,7 @@ RESOURCES = 50_000
 
 
 def estate(acl_count: int, seed: int = 19):
+    """The team estate: ``acl_count`` ACLs spread over the teams' service principals."""
     rng = random.Random(seed)
     bindings = []
     for i in range(acl_count):
@@ -47,16 +57,52 @@ def estate(acl_count: int, seed: int = 19):
             resource = ("GROUP", f"t{team}-group{rng.randrange(16)}", "LITERAL")
         operation = rng.choice(["READ", "WRITE", "DESCRIBE", "ALL"] if resource[0] == "TOPIC" else ["READ", "DESCRIBE"])
         bindings.append(AclBinding.of(*resource, principal, "*", operation, "DENY" if i % 20 == 0 else "ALLOW"))
-    authorizer = StandardAuthorizer("User:admin")
-    authorizer.create_acls(list(dict.fromkeys(bindings)))
     named = sorted({binding.entry.principal for binding in bindings} - {"User:*"})
     principals = [(name, f"10.0.{n % 250}.1") for n, name in enumerate(named[:PRINCIPALS])]
     principals += [(f"User:guest{n}", "10.9.0.1") for n in range(PRINCIPALS - len(principals))]
+    return _authorizer(bindings), principals, _resources()
+
+
+HARD_APPS = 48  # named principals per team
+HARD_LITERALS = 36  # literal topics per team that ACLs name: each its own resource class
+HARD_HOSTS = 8
+
+
+def hard_estate(seed: int = 19):
+    """The hard estate (issue 31's auditor's shape): many principal classes, each with many exceptions."""
+    rng = random.Random(seed)
+    bindings, principals = [], []
+    for team in range(TEAMS):
+        literal_topics = rng.sample(range(150), HARD_LITERALS)
+        for app in range(HARD_APPS):
+            principal, host = f"User:t{team}-app{app}", f"10.0.{(team + app) % HARD_HOSTS}.1"
+            principals.append((principal, host))
+            bindings.append(AclBinding.of("TOPIC", f"t{team}-", "PREFIXED", principal, host if app % 8 == 0 else "*",
+                                          rng.choice(["READ", "WRITE", "DESCRIBE", "ALL"]), "DENY" if app % 20 == 19 else "ALLOW"))
+            bindings += [AclBinding.of("TOPIC", f"t{team}-topic{topic}", "LITERAL", principal, "*",
+                                       rng.choice(["WRITE", "ALTER", "DESCRIBE_CONFIGS", "DELETE"]), "ALLOW")
+                         for topic in rng.sample(literal_topics, 3)]
+            bindings.append(AclBinding.of("GROUP", f"t{team}-group{rng.randrange(16)}", "LITERAL", principal, "*", "READ", "ALLOW"))
+        bindings += [AclBinding.of("TOPIC", f"t{team}-topic{topic}", "LITERAL", "User:*",
+                                   f"10.0.{rng.randrange(HARD_HOSTS)}.1" if team % 3 else "*", "DESCRIBE", "ALLOW")
+                     for topic in rng.sample(literal_topics, 2)]
+    principals = principals[:PRINCIPALS]
+    principals += [(f"User:guest{n}", f"10.0.{n % HARD_HOSTS}.1") for n in range(PRINCIPALS - len(principals))]
+    return _authorizer(bindings), principals, _resources()
+
+
+def _authorizer(bindings) -> StandardAuthorizer:
+    authorizer = StandardAuthorizer("User:admin")
+    authorizer.create_acls(list(dict.fromkeys(bindings)))
+    return authorizer
+
+
+def _resources() -> list[tuple[str, str]]:
+    """Each team's 150 topics and 16 groups."""
     per_team = RESOURCES // TEAMS
-    resources = [("TOPIC" if n % per_team < 150 else "GROUP",
-                  f"t{n // per_team % TEAMS}-topic{n % per_team}" if n % per_team < 150 else f"t{n // per_team % TEAMS}-group{n % per_team - 150}")
-                 for n in range(RESOURCES)]
-    return authorizer, principals, resources
+    return [("TOPIC" if n % per_team < 150 else "GROUP",
+             f"t{n // per_team % TEAMS}-topic{n % per_team}" if n % per_team < 150 else f"t{n // per_team % TEAMS}-group{n % per_team - 150}")
+            for n in range(RESOURCES)]
 
 
 def peak_heap_mib(spark) -> float:
@@ -90,9 +136,11 @@ def timed(action):
     return time.perf_counter() - start, result
 
 
-def measure(spark, acl_count: int) -> str:
-    """One row of the table: every measurement of the estate with ``acl_count`` ACLs."""
-    authorizer, principals, resources = estate(acl_count)
+def measure(spark, authorizer, principals, resources) -> str:
+    """One row of the table: every measurement of an estate."""
+    acl_count = len(authorizer.index)
+    compiled = grids.compile_acls(authorizer)
+    build_s = min(timed(lambda: CompactGrid.build(compiled, principals, resources))[0] for _ in range(3))
     principal_frame = spark.createDataFrame(principals, "principal string, host string")
     resource_frame = spark.createDataFrame(resources, "resource_type string, resource_name string")
     principal_frame.cache().count()
@@ -136,7 +184,7 @@ def measure(spark, acl_count: int) -> str:
     shuffled_s, _ = timed(lambda: noop(shuffled.dense()))
     cells = 2_000 * 5_000
     row = (f"| {acl_count:,} | {len(compact.class_is_super):,} | {len(compact.base):,} | {len(compact.exception_bits):,} "
-           f"| {compact_s:.2f} s | {read} | {broad} "
+           f"| {compact_s:.2f} s | {build_s:.2f} s | {read} | {broad} "
            f"| {cells / dense_s / 1e6:.2f} M cells/s | {cells / shuffled_s / 1e6:.2f} M cells/s "
            f"| {peak_heap_mib(spark):,.0f} MiB |")
     principal_frame.unpersist()
@@ -148,18 +196,21 @@ def measure(spark, acl_count: int) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--acls", default="10000,100000")
+    parser.add_argument("--acls", default="10000,100000", help="the team estate's ACL counts")
+    parser.add_argument("--estate", choices=("team", "hard"), default="team")
     args = parser.parse_args(argv)
     spark = grids.local_session(args.master, "kafkasec-bench-cluster")
     print(f"machine: {platform.platform()}, cpus {os.cpu_count()}, python {sys.version.split()[0]}, "
           f"master {args.master}, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
     print("| ACLs | principal classes | resource classes | exceptions | compact grid end to end (10^9 cells) "
+          "| driver CompactGrid.build (best of 3) "
           "| allowed READ pairs (from the compact frames, best and median of 5; end to end) | the same, User:* may read t1- "
           "| dense cells, broadcast | dense cells, shuffled "
           "| peak JVM heap |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for acl_count in (int(n) for n in args.acls.split(",")):
-        print(measure(spark, acl_count), flush=True)
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    estates = [hard_estate] if args.estate == "hard" else [partial(estate, int(n)) for n in args.acls.split(",")]
+    for make in estates:
+        print(measure(spark, *make()), flush=True)
     spark.stop()
     return 0
 
