@@ -10,8 +10,10 @@ unpacks in each executor's working directory, and puts that directory on the Pyt
 ``PYTHONPATH``. The workers' Python must be the driver's version on the same platform: Spark
 already refuses a different minor version, and compiled modules need the same platform.
 
-Local masters (``local``, ``local[N]``) run the workers on the driver's own Python: nothing is
-shipped there.
+Local masters (``local``, ``local[N]``) run the workers beside the driver, but not always on its
+Python (``PYSPARK_PYTHON`` may name another, with pyspark, pyarrow and numpy and no kafkasec), so
+the archive goes there too; it is unpacked in the driver's SparkFiles directory, not in the
+workers' working directory (the driver's), so that directory goes on their ``PYTHONPATH``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import sysconfig
 import tempfile
 import zipfile
 from pathlib import Path
+
+from pyspark import SparkFiles
 
 ARCHIVE_NAME = "kafkasec_grid_modules"
 """The directory each executor unpacks the archive into (relative to its working directory)."""
@@ -103,20 +107,23 @@ def build_archive(directory: str | os.PathLike) -> Path:
     return archive
 
 
-def ship_to_executors(spark) -> Path | None:
+def ship_to_executors(spark) -> Path:
     """Make the executors of ``spark`` able to run the grids' UDFs (see the module docstring);
-    the archive shipped, or None on a local master. Once per SparkContext."""
+    the archive shipped. Once per SparkContext."""
     context = spark.sparkContext
-    if is_local(context.master):
-        return None
     shipped = getattr(context, _SHIPPED_FLAG, None)
     if shipped is not None:
         return shipped
     archive = build_archive(tempfile.gettempdir())
     context.addArchive(f"{archive}#{ARCHIVE_NAME}")
-    # Python workers start in the executor's working directory, where the archive is unpacked;
-    # the UDFs made from now on carry this environment to them.
+    # An executor's Python workers start in its working directory, where the archive is
+    # unpacked; a local master unpacks it in the driver's SparkFiles directory. The UDFs made
+    # from now on carry this environment to the workers.
+    if is_local(context.master):
+        unpacked = os.path.join(SparkFiles.getRootDirectory(), ARCHIVE_NAME)
+    else:
+        unpacked = f"./{ARCHIVE_NAME}"
     paths = [path for path in context.environment.get("PYTHONPATH", "").split(os.pathsep) if path]
-    context.environment["PYTHONPATH"] = os.pathsep.join([f"./{ARCHIVE_NAME}", *paths])
+    context.environment["PYTHONPATH"] = os.pathsep.join([unpacked, *paths])
     setattr(context, _SHIPPED_FLAG, archive)
     return archive

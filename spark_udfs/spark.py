@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
+from collections.abc import Iterator, Mapping
 
 import attrs
 import numpy as np
 import pyarrow as pa
+from pyspark import SparkConf, SparkContext
 from pyspark.sql import Column, DataFrame, SparkSession, functions as F
 from pyspark.sql.functions import arrow_udf
 from pyspark.sql.types import IntegerType
@@ -28,26 +31,73 @@ ARROW_BATCH_ROWS = 100_000
 OUTPUTS = ("dense", "allowed", "compact")
 
 
-def local_session(master: str = "local[*]", app_name: str = "kafkasec-grid", *, progress: bool = False) -> SparkSession:
-    """A SparkSession for grids (or the one already running); a clear error when Java is
-    missing (Spark needs Java 17+). ``progress`` shows Spark's console progress bar."""
+def local_session(
+    master: str = "local[*]",
+    app_name: str = "kafkasec-grid",
+    *,
+    progress: bool = False,
+    ui: bool = False,
+    conf: Mapping[str, str] | None = None,
+) -> SparkSession:
+    """A SparkSession for grids (or the one already running, as it is, with only ``conf``
+    applied); a clear error when Java is missing (Spark needs Java 17+).
+
+    What the user configured stays: Spark settings from ``PYSPARK_SUBMIT_ARGS``'s ``--conf``
+    and ``spark-defaults.conf`` are read first, and the defaults below apply only where they
+    say nothing: Arrow batches of ARROW_BATCH_ROWS, no Spark UI and no console progress bar,
+    and on local masters ``spark.sql.shuffle.partitions`` of four per core. ``progress`` shows
+    Spark's progress bar, ``ui`` starts the Spark UI (its address in
+    ``sparkContext.uiWebUrl``), and ``conf`` (Spark settings, as spark-submit's ``--conf``)
+    wins over all of these.
+
+    The executors' Python: ``spark.pyspark.python`` when set, else ``PYSPARK_PYTHON``, as Spark
+    orders them; on a local master with neither, this Python (``sys.executable``), not the
+    first ``python3`` on the PATH, which need not have pyarrow. A cluster's workers keep
+    Spark's default there, since the driver's path means nothing on another machine."""
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         raise RuntimeError("Spark needs Java 17 or newer: install a JDK or set JAVA_HOME")
     builder = SparkSession.builder.master(master).appName(app_name)
+    running = SparkSession.getActiveSession() is not None
+    settings = {} if running else _session_defaults(master, progress=progress, ui=ui)
+    for key, value in {**settings, **(conf or {})}.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    if running:
+        return session
+    context = session.sparkContext
+    python = context.getConf().get("spark.pyspark.python")
+    if python is None and "PYSPARK_PYTHON" not in os.environ and shipping.is_local(master):
+        python = sys.executable
+    if python is not None:
+        # PySpark reads only PYSPARK_PYTHON when it starts in a Python process; the UDFs made
+        # from now on carry this to the executors.
+        context.pythonExec = python
+    context.setLogLevel("ERROR")
+    return session
+
+
+def _session_defaults(master: str, *, progress: bool, ui: bool) -> dict[str, str]:
+    """local_session's settings: its defaults where the user's configuration says nothing, and
+    what ``progress`` and ``ui`` ask for."""
+    # The JVM holds what the user configured (spark-submit's --conf, spark-defaults.conf) as
+    # system properties, which SparkConf reads once the JVM runs.
+    SparkContext._ensure_initialized()
+    configured = SparkConf()
+    defaults = {
+        "spark.sql.execution.arrow.maxRecordsPerBatch": str(ARROW_BATCH_ROWS),
+        "spark.ui.enabled": "false",
+    }
     if shipping.is_local(master):
         # Spark's 200 shuffle partitions are for clusters: on a few local cores the class
         # tables' joins spend more on scheduling 200 tasks than on the rows (1.8 s against
         # 1.4 s for an allowed grid of 233,389 pairs, bench_grid_cluster.py's estate).
-        builder = builder.config("spark.sql.shuffle.partitions", str(4 * (os.cpu_count() or 1)))
-    session = (
-        builder
-        .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(ARROW_BATCH_ROWS))
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", str(progress).lower())
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    return session
+        defaults["spark.sql.shuffle.partitions"] = str(4 * (os.cpu_count() or 1))
+    settings = {key: value for key, value in defaults.items() if not configured.contains(key)}
+    if ui:
+        settings["spark.ui.enabled"] = "true"
+    # Whatever a shell's configuration says: PYSPARK_SUBMIT_ARGS' pyspark-shell turns the bar on.
+    settings["spark.ui.showConsoleProgress"] = str(progress).lower()
+    return settings
 
 
 def authorized_operations_udf(spark: SparkSession, acls):
@@ -300,6 +350,7 @@ def grid(
     *,
     output: str = "dense",
     operation: AclOperation | str | int | None = None,
+    compact: CompactGrid | None = None,
 ):
     """Every (principal, host) of ``principals`` against every (resource_type, resource_name)
     of ``resources``, by factorization: the distinct principals and resources are classified on
@@ -313,6 +364,10 @@ def grid(
     needs ``resource_type`` (code or name) and ``resource_name``. Output rows carry the resource
     type as its code. When the class tables would hold more than :data:`MAX_CLASS_VALUES`
     values, dense and allowed grids are evaluated pair by pair with the Arrow UDF instead.
+
+    ``compact``: the CompactGrid of these ACLs, principals and resources when the caller has
+    built it already (:func:`build_compact`), so that a command that also writes the report
+    collects the distinct principals and resources and classifies them once.
     """
     if output not in OUTPUTS:
         raise ValueError(f"output must be one of {', '.join(OUTPUTS)}, not {output!r}")
@@ -321,19 +376,32 @@ def grid(
         if operation is None:
             raise ValueError('output="allowed" needs the operation to look for')
         allowed_operation = _operation(operation)
+    _check_columns(principals, resources)
+    principals = with_host(principals)
+    if compact is None:
+        acls = compile_acls(acls)  # once: for the classes, and for the UDF past MAX_CLASS_VALUES
+        compact = build_compact(acls, principals, resources)
+    if output == "compact":
+        return compact_frames(spark, compact)
+    if compact.base.size + len(compact.exception_bits) > MAX_CLASS_VALUES:
+        return _grid_by_udf(spark, acls, principals, resources, allowed_operation)
+    frames = compact_frames(spark, compact)
+    return frames.dense() if allowed_operation is None else frames.allowed(allowed_operation)
+
+
+def build_compact(acls, principals: DataFrame, resources: DataFrame) -> CompactGrid:
+    """The CompactGrid of ``acls`` (as :func:`compile_acls` takes them) over the distinct rows of
+    ``principals`` and ``resources`` (the frames :func:`grid` takes), collected to the driver
+    once: what :func:`grid` (``compact=``) and the audit report both read."""
+    _check_columns(principals, resources)
+    return CompactGrid.build(compile_acls(acls), *distinct_pairs(principals, resources))
+
+
+def _check_columns(principals: DataFrame, resources: DataFrame) -> None:
     for frame, needed in ((principals, ("principal",)), (resources, ("resource_type", "resource_name"))):
         missing = [name for name in needed if name not in frame.columns]
         if missing:
             raise ValueError(f"missing column(s) {', '.join(missing)}; the frame has {', '.join(frame.columns)}")
-    principals = with_host(principals)
-    compiled = compile_acls(acls)
-    compact = CompactGrid.build(compiled, *distinct_pairs(principals, resources))
-    if output == "compact":
-        return compact_frames(spark, compact)
-    if compact.base.size + len(compact.exception_bits) > MAX_CLASS_VALUES:
-        return _grid_by_udf(spark, compiled, principals, resources, allowed_operation)
-    frames = compact_frames(spark, compact)
-    return frames.dense() if allowed_operation is None else frames.allowed(allowed_operation)
 
 
 DEFAULT_HOST = "0.0.0.0"
@@ -358,8 +426,8 @@ def _distinct_rows(frame: DataFrame, *columns: str) -> list[tuple]:
     return list(zip(*(table.column(name).to_pylist() for name in columns)))
 
 
-def _grid_by_udf(spark, compiled, principals, resources, operation):
-    udf = authorized_operations_udf(spark, compiled)
+def _grid_by_udf(spark, acls, principals, resources, operation):
+    udf = authorized_operations_udf(spark, acls)
     # Resource types as codes, as the factorized path gives them.
     codes = F.create_map(*[item for rt in ResourceType for item in (F.lit(rt.name), F.lit(int(rt)))])
     resources = resources.withColumn(
@@ -398,18 +466,29 @@ def diff(spark: SparkSession, before_acls, after_acls, principals: DataFrame, re
     """What-if: the pairs whose operations change from ``before_acls`` to ``after_acls``, with
     ``before`` and ``after`` bitfields and the ``gained`` and ``lost`` operation names.
 
+    Both sides are judged by one configuration: a side given as AclBindings takes the super
+    users and the ``allow.everyone.if.no.acl.found`` of the other side (a KafkaSecurity or
+    StandardAuthorizer; :func:`spark_udfs.rules.standard_authorizer`), so ``diff(spark,
+    security, today + [grant], ...)`` is exactly what ``grant`` changes, not a super user or a
+    resource without ACLs losing everything to Kafka's empty defaults.
+
     Both grids are factorized on the driver and compared by joint class
     (:meth:`CompactGrid.changed_blocks`); Spark expands only the blocks that change, so the cost
     follows the changed cells, not the grid. Class tables too large to compare on the driver
     (past :data:`MAX_CLASS_VALUES`) fall back to joining the two dense grids."""
     keys = ["principal", "host", "resource_type", "resource_name"]
+    # Each side is read twice (as itself, and for the other side's settings): an iterator would be spent.
+    before_acls, after_acls = (list(acls) if isinstance(acls, Iterator) else acls for acls in (before_acls, after_acls))
+    before_compiled = compile_acls(before_acls, like=after_acls)
+    after_compiled = compile_acls(after_acls, like=before_acls)
     principals = with_host(principals)
+    _check_columns(principals, resources)
     principal_rows, resource_rows = distinct_pairs(principals, resources)
-    before_grid, after_grid = (CompactGrid.build(compile_acls(acls), principal_rows, resource_rows)
-                               for acls in (before_acls, after_acls))
+    before_grid, after_grid = (CompactGrid.build(compiled, principal_rows, resource_rows)
+                               for compiled in (before_compiled, after_compiled))
     if max(g.base.size + len(g.exception_bits) for g in (before_grid, after_grid)) > MAX_CLASS_VALUES:
-        before = grid(spark, before_acls, principals, resources).withColumnRenamed("operations", "before")
-        after = grid(spark, after_acls, principals, resources).withColumnRenamed("operations", "after")
+        before = grid(spark, before_compiled, principals, resources, compact=before_grid).withColumnRenamed("operations", "before")
+        after = grid(spark, after_compiled, principals, resources, compact=after_grid).withColumnRenamed("operations", "after")
         changed = before.join(after, keys).where(F.col("before") != F.col("after"))
     else:
         changes = before_grid.changed_blocks(after_grid)

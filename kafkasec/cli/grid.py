@@ -17,6 +17,7 @@ import shutil
 import socket
 import sys
 import time
+import urllib.parse
 
 from kafkasec.acl import CLUSTER_NAME, WILDCARD_PRINCIPAL, ResourceType
 from kafkasec.cli.acl_files import file_format, read_acl_file
@@ -33,8 +34,6 @@ from kafkasec.cli.options import (
     UsageError,
     global_options,
     operation_argument,
-    positive_int_argument,
-    raise_first_error,
 )
 from kafkasec.cli.output_paths import check_output_directory, check_output_file
 
@@ -62,14 +61,16 @@ def register(commands) -> None:
                         help="dense: every pair; allowed: pairs allowed --operation; compact: class tables")
     parser.add_argument("--operation", type=operation_argument, help="with --output-type allowed: the operation")
     parser.add_argument("--master", default="local[*]", help="the Spark master (default local[*])")
+    parser.add_argument("--conf", type=spark_conf_argument, action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting, as spark-submit's --conf (repeatable); it wins over kafkasec's "
+                        "defaults and over PYSPARK_SUBMIT_ARGS")
+    parser.add_argument("--spark-ui", action="store_true",
+                        help="start the Spark UI (off by default; its address is printed; spark.ui.port sets the port)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="name each stage and its time on standard error, with Spark's progress bar "
                         "(default: on when standard error is a terminal)")
     parser.add_argument("--report", metavar="FILE",
                         help="also write the audit report: one HTML page to search, filter and drill into")
-    parser.add_argument("--report-max-cells", type=positive_int_argument, metavar="N",
-                        help="with --report: the allowed pairs (and what-if changes) the page carries at most, "
-                        "the most-privileged principals' first (default 50000)")
     parser.add_argument("--what-if", metavar="ACL_FILE",
                         help="with --report: the ACLs of this file (as acls import reads it) added, shown beside today's")
     parser.add_argument("--overwrite", action="store_true",
@@ -97,14 +98,12 @@ def run_grid(args) -> int:
         check_output_file(args.report, force=args.overwrite, option="--report")
     if args.what_if is not None and not args.report:
         raise UsageError("--what-if shows a change in the --report: give --report FILE")
-    if args.report_max_cells is not None and not args.report:
-        raise UsageError("--report-max-cells sizes the --report: give --report FILE")
     added = read_acl_file(args.what_if, file_format(None, args.what_if)) if args.what_if else None
     check_master(args.master)
     try:
         from pyspark.sql import SparkSession
 
-        from spark_udfs.spark import distinct_pairs, grid, local_session, readable_cells
+        from spark_udfs.spark import build_compact, grid, local_session, readable_cells
     except ImportError as error:
         raise UsageError(f"kafkasec grid needs the 'spark' extra (pip install 'kafkasec[spark]'): {error}") from None
     progress = Progress(sys.stderr.isatty() if args.progress is None else args.progress, STAGES)
@@ -113,7 +112,10 @@ def run_grid(args) -> int:
     # takes half a minute: a wrong --state or --bootstrap-server is reported at once.
     with _grid_security(args) as (security, listed_principals, listed_resources):
         progress.stage("starting Spark")
-        spark = _start_spark(local_session, args.master, progress.enabled)
+        spark = _start_spark(lambda: local_session(args.master, "kafkasec-grid", progress=progress.enabled,
+                                                   ui=args.spark_ui, conf=dict(args.conf)), args.master)
+        if args.spark_ui:
+            print(f"the Spark UI is at {spark.sparkContext.uiWebUrl}", file=sys.stderr, flush=True)
         try:
             progress.stage("reading the ACLs, principals and resources")
             principals = _read(spark, args.principals) if args.principals else spark.createDataFrame(
@@ -122,13 +124,18 @@ def run_grid(args) -> int:
                 listed_resources, "resource_type string, resource_name string")
             count = len(security.acls())
             progress.stage(f"evaluating {count} ACL{'' if count == 1 else 's'} over the principals and resources")
-            result = grid(spark, security, principals, resources, output=args.output_type, operation=args.operation)
+            # One compact grid for the command: the grid's frames and the report read the same.
+            compact = build_compact(security, principals, resources)
+            result = grid(spark, security, principals, resources, output=args.output_type, operation=args.operation,
+                          compact=compact)
             if args.report:
-                from spark_udfs.report import MAX_REPORT_CELLS, html_report
+                from spark_udfs.report import html_report
 
-                html_report(security.authorizer, *distinct_pairs(principals, resources), args.report,
-                            after=None if added is None else _with(security.authorizer, added),
-                            max_cells=args.report_max_cells or MAX_REPORT_CELLS)
+                after = None
+                if added is not None:
+                    today = [stored.binding for stored in security.authorizer.stored_acls()]
+                    after = list(dict.fromkeys(today + list(added)))
+                html_report(security, compact.principals, compact.resources, args.report, compact=compact, after=after)
                 print(f"wrote the audit report to {args.report}")
             if args.output_type == "compact":
                 frames = {name: getattr(result, name) for name in ("principals", "resources", "base", "exceptions")}
@@ -152,6 +159,17 @@ MASTER_CONNECT_TIMEOUT_S = 3.0
 _LOCAL_MASTER = re.compile(r"local(?:\[(?:[1-9][0-9]*|\*)(?:\s*,\s*[1-9][0-9]*)?\])?")
 _LOCAL_CLUSTER_MASTER = re.compile(r"local-cluster\[\s*[1-9][0-9]*\s*,\s*[1-9][0-9]*\s*,\s*[1-9][0-9]*\s*\]")
 MASTER_FORMS = "local, local[N], local[*], local[N,F], spark://HOST:PORT[,HOST:PORT...], yarn or k8s://HOST:PORT"
+
+
+def spark_conf_argument(text: str) -> tuple[str, str]:
+    """``--conf KEY=VALUE``, split at the first ``=`` as spark-submit does."""
+    key, equals, value = text.partition("=")
+    if not equals or not key.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (a Spark setting, as spark-submit's --conf)")
+    if not key.startswith("spark."):
+        # spark-submit ignores such keys with a warning: a misspelt key would be lost unseen.
+        raise argparse.ArgumentTypeError(f"{key!r} is not a Spark setting (those start with spark.)")
+    return key, value
 
 
 def check_master(master: str) -> None:
@@ -180,11 +198,11 @@ def check_master(master: str) -> None:
     )
 
 
-def _start_spark(local_session, master: str, progress: bool):
-    """The session on ``master``; a failure to start is one line naming the master and the cause
-    (Spark's message, without the JVM's stack trace)."""
+def _start_spark(start, master: str):
+    """The session ``start()`` makes on ``master``; a failure to start is one line naming the
+    master and the cause (Spark's message, without the JVM's stack trace)."""
     try:
-        return local_session(master, "kafkasec-grid", progress=progress)
+        return start()
     except RuntimeError as error:  # no Java: local_session's own message
         raise CommandError(str(error)) from None
     except Exception as error:  # noqa: BLE001  (Py4J's errors carry the JVM's; any is reported)
@@ -216,35 +234,71 @@ class Progress:
 
 def _write(frames: dict, output: str, file_format: str) -> None:
     """Parquet as Spark writes it: a directory per frame (the grid's is ``output`` itself). CSV as
-    one file per frame with one header, ``output/<name>.csv``, for people and spreadsheets."""
-    if file_format == "parquet":
+    one file per frame with one header, ``output/<name>.csv``, for people and spreadsheets.
+
+    Each write counts the rows its tasks wrote (an Observation, counted as the rows go out), and
+    :func:`check_written` then holds them against the part files the driver sees, so that a
+    directory only the driver has is an error, not a grid that silently lacks the executors' parts."""
+    from pyspark.sql import Observation, functions as F
+
+    def observed(name, frame):
+        written = Observation(f"kafkasec grid {name}")
+        return frame.observe(written, F.count(F.lit(1)).alias("rows")), written
+
+    try:
+        if file_format == "parquet":
+            for name, frame in frames.items():
+                directory = output if name == "grid" else os.path.join(output, name)
+                counted, written = observed(name, frame)
+                counted.write.mode("overwrite").parquet(directory)
+                location = urllib.parse.urlparse(directory)
+                if location.scheme in ("", "file"):  # hdfs://, s3a://...: one store that every machine writes to
+                    local = directory if location.scheme == "" else location.path
+                    check_written(output, written.get["rows"], sum(_parquet_rows(local)))
+            return
+        if os.path.isdir(output):
+            shutil.rmtree(output)  # check_output_directory allowed it: new, empty or --overwrite
+        os.makedirs(output)
         for name, frame in frames.items():
-            frame.write.mode("overwrite").parquet(output if name == "grid" else os.path.join(output, name))
+            scratch = os.path.join(output, f".{name}.spark")
+            counted, written = observed(name, frame)
+            counted.coalesce(1).write.mode("overwrite").option("header", True).csv(scratch)
+            parts = [entry for entry in os.listdir(scratch) if entry.startswith("part-") and entry.endswith(".csv")]
+            # One task wrote the one part file and committed it whole, by a rename: here, it holds every row.
+            check_written(output, written.get["rows"], written.get["rows"] if parts else 0)
+            target = os.path.join(output, f"{name}.csv")
+            if parts:
+                os.replace(os.path.join(scratch, parts[0]), target)
+            if not parts or os.path.getsize(target) == 0:  # an empty grid: Spark writes no header
+                with open(target, "w", encoding="utf-8") as file:
+                    file.write(",".join(frame.columns) + "\n")
+            shutil.rmtree(scratch)
+    except CommandError:
+        # What is there lacks rows (and Parquet's _SUCCESS would say otherwise): nothing half-written stays.
+        shutil.rmtree(output, ignore_errors=True)
+        raise
+
+
+def check_written(output: str, rows_written: int, rows_found: int) -> None:
+    """Refuse a grid whose rows did not all reach ``output`` as the driver sees it: on a cluster
+    whose executors write part files to their own local disks, the driver's directory ends up
+    with none of them (Parquet's ``_SUCCESS`` alone, a CSV with only its header)."""
+    if rows_found == rows_written:
         return
-    if os.path.isdir(output):
-        shutil.rmtree(output)  # check_output_directory allowed it: new, empty or --overwrite
-    os.makedirs(output)
-    for name, frame in frames.items():
-        scratch = os.path.join(output, f".{name}.spark")
-        frame.coalesce(1).write.mode("overwrite").option("header", True).csv(scratch)
-        parts = [entry for entry in os.listdir(scratch) if entry.startswith("part-") and entry.endswith(".csv")]
-        target = os.path.join(output, f"{name}.csv")
-        if parts:
-            os.replace(os.path.join(scratch, parts[0]), target)
-        if not parts or os.path.getsize(target) == 0:  # an empty grid: Spark writes no header
-            with open(target, "w", encoding="utf-8") as file:
-                file.write(",".join(frame.columns) + "\n")
-        shutil.rmtree(scratch)
+    raise CommandError(
+        f"--output {output}: {rows_written - rows_found:,} of {rows_written:,} rows are not in {output}: the executors "
+        "wrote them to their own disks; give a directory that the driver and every executor share "
+        "(a shared mount such as NFS, or for Parquet an hdfs:// or s3a:// URI)"
+    )
 
 
-def _with(authorizer, added):
-    """A copy of ``authorizer``'s ACLs and settings, with ``added``: the what-if of the report."""
-    from kafkasec.authorizer.standard import StandardAuthorizer
+def _parquet_rows(directory: str):
+    """The row count of each Parquet part file in ``directory``, from its footer."""
+    import pyarrow.parquet as pq
 
-    after = StandardAuthorizer(authorizer.super_users, authorizer.allow_everyone_if_no_acl_found)
-    bindings = [stored.binding for stored in authorizer.stored_acls()] + list(added)
-    raise_first_error(after.create_acls(list(dict.fromkeys(bindings))))
-    return after
+    for entry in sorted(os.listdir(directory)):
+        if not entry.startswith(("_", ".")):
+            yield pq.ParquetFile(os.path.join(directory, entry)).metadata.num_rows
 
 
 @contextlib.contextmanager

@@ -88,6 +88,20 @@ def test_an_unreachable_bootstrap_server_is_reported_before_spark(grid):
     assert seconds < BOUND_S
 
 
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("spark.ui.port", "argument --conf: 'spark.ui.port' is not KEY=VALUE"),
+        ("=7", "argument --conf: '=7' is not KEY=VALUE"),
+        ("sprak.ui.port=4050", "argument --conf: 'sprak.ui.port' is not a Spark setting (those start with spark.)"),
+    ],
+)
+def test_a_malformed_conf_is_one_line_before_spark(grid, setting, message):
+    status, err, seconds = grid("--conf", "spark.sql.shuffle.partitions=7", "--conf", setting)
+    assert status == 1 and err.count("\n") == 1 and message in err, err
+    assert seconds < BOUND_S
+
+
 @pytest.mark.parametrize("master", ["local", "local[1]", "local[*]", "local[4,2]", "local[*, 3]",
                                     "local-cluster[2,1,1024]", "yarn", "k8s://https://10.0.0.1:6443"])
 def test_the_masters_spark_takes_pass_the_check(master):
@@ -110,12 +124,12 @@ def test_a_spark_that_fails_to_start_is_one_line_with_its_cause():
     """What the check cannot see is Spark's to find; its Py4J error (the JVM's stack trace
     after the message) becomes one line naming the master and Spark's message."""
 
-    def failing(master, app_name, progress):
+    def failing():
         raise Exception("An error occurred while calling None.org.apache.spark.api.java.JavaSparkContext.\n"
                         ": org.apache.spark.SparkException: All masters are unresponsive! Giving up.\n"
                         "\tat org.apache.spark.scheduler.TaskSchedulerImpl.error(TaskSchedulerImpl.scala:1)\n")
 
     with pytest.raises(CommandError) as raised:
-        _start_spark(failing, "spark://10.0.0.5:7077", False)
+        _start_spark(failing, "spark://10.0.0.5:7077")
     assert str(raised.value) == ("Spark did not start on --master spark://10.0.0.5:7077: "
                                  "org.apache.spark.SparkException: All masters are unresponsive! Giving up.")

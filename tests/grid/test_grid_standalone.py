@@ -2,8 +2,9 @@
 and a worker on 127.0.0.1 whose Python has pyspark, py4j, numpy and pyarrow but not kafkasec.
 The grid ships what its UDF needs, the Arrow UDF answers as the authorizer does, dense grids
 are the same with broadcasts and with shuffled joins on 1 GB executors, a grid whose class
-table would not fit a 512m executor is never broadcast there, and ``kafkasec grid --master
-spark://...`` writes the grid that local mode writes."""
+table would not fit a 512m executor is never broadcast there, ``kafkasec grid --master
+spark://...`` writes the grid that local mode writes, and refuses an --output that only the
+driver has (the worker runs in its own mount namespace, see :func:`standalone`)."""
 
 import os
 import shutil
@@ -17,28 +18,11 @@ import pytest
 
 pytest.importorskip("pyspark")
 import pyspark  # noqa: E402
+from spark_support import worker_python  # noqa: E402
 
 from kafkasec.testing import free_port  # noqa: E402
 
 pytestmark = pytest.mark.slow
-
-WORKER_PACKAGES = ("pyspark", "py4j", "numpy", "numpy.libs", "pyarrow")
-"""What a platform team's worker Python has (as the issue found it): no kafkasec, no attrs."""
-
-
-def worker_python(directory: Path) -> Path:
-    """A Python for the workers that sees only WORKER_PACKAGES beside the standard library."""
-    site = directory / "worker-site"
-    site.mkdir()
-    installed = Path(pyspark.__file__).parent.parent
-    for name in WORKER_PACKAGES:
-        if (installed / name).exists():
-            (site / name).symlink_to(installed / name)
-    wrapper = directory / "worker-python"
-    # -S: no site-packages, no .pth files (so no editable kafkasec); Spark's PYTHONPATH is kept.
-    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{site}${{PYTHONPATH:+:$PYTHONPATH}}" exec {sys.executable} -S "$@"\n')
-    wrapper.chmod(0o755)
-    return wrapper
 
 
 def wait_for(process, text: str, log: Path, timeout: float = 90) -> None:
@@ -52,8 +36,24 @@ def wait_for(process, text: str, log: Path, timeout: float = 90) -> None:
     raise AssertionError(f"{text!r} did not appear: {log.read_text(errors='replace')[-2000:]}")
 
 
+def private_disk(directory: Path) -> list[str]:
+    """The command prefix that runs a process in its own mount namespace with an empty tmpfs
+    over ``directory``, or [] where this machine cannot (unshare needs CAP_SYS_ADMIN)."""
+    probe = subprocess.run(["unshare", "--mount", "sh", "-c", 'mount -t tmpfs executors-disk "$1"', "sh", str(directory)],
+                           capture_output=True) if shutil.which("unshare") else None
+    if probe is None or probe.returncode != 0:
+        return []
+    return ["unshare", "--mount", "sh", "-c", 'mount -t tmpfs executors-disk "$1" && shift && exec "$@"', "sh",
+            str(directory)]
+
+
 @pytest.fixture(scope="module")
 def standalone(tmp_path_factory):
+    """(master URL, the workers' Python, a scratch directory, ``driver_only``): a directory that
+    the worker and its executors see as their own empty disk (a tmpfs in the worker's mount
+    namespace), so what they write there never reaches the driver's directory of that name, as
+    on a cluster whose executors write to their own machines' disks; None where this machine
+    cannot make a mount namespace."""
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("Spark needs Java")
     directory = tmp_path_factory.mktemp("standalone")
@@ -64,6 +64,9 @@ def standalone(tmp_path_factory):
     port = free_port()
     environment = {**os.environ, "SPARK_WORKER_DIR": str(directory / "work"), "SPARK_LOCAL_IP": "127.0.0.1"}
     master_log, worker_log = directory / "master.log", directory / "worker.log"
+    driver_only = directory / "driver-only"
+    driver_only.mkdir()
+    own_disk = private_disk(driver_only)
     master = subprocess.Popen(
         [str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
          "--webui-port", str(free_port())],
@@ -74,12 +77,12 @@ def standalone(tmp_path_factory):
         wait_for(master, "I have been elected leader", master_log)
         url = f"spark://127.0.0.1:{port}"
         worker = subprocess.Popen(
-            [str(spark_class), "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "2",
+            [*own_disk, str(spark_class), "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "2",
              "--memory", "2g", "--webui-port", str(free_port()), url],
             stdout=worker_log.open("w"), stderr=subprocess.STDOUT, env=environment,
         )
         wait_for(worker, "Successfully registered with master", worker_log)
-        yield url, python, directory
+        yield url, python, directory, driver_only if own_disk else None
     finally:
         for process in (worker, master):
             if process is not None:
@@ -146,7 +149,7 @@ DRIVER = textwrap.dedent('''
 
 
 def test_the_udf_and_the_grids_run_on_executors_without_kafkasec(standalone):
-    url, python, directory = standalone
+    url, python, directory, _ = standalone
     script = directory / "driver.py"
     script.write_text(DRIVER)
     finished = subprocess.run([sys.executable, str(script), url], capture_output=True, text=True, timeout=600,
@@ -155,26 +158,56 @@ def test_the_udf_and_the_grids_run_on_executors_without_kafkasec(standalone):
 
 
 def test_kafkasec_grid_on_the_cluster_writes_what_local_mode_writes(standalone, tmp_path):
-    url, python, _ = standalone
-    from kafkasec import AclBinding, KafkaSecurity
-
-    with KafkaSecurity.from_config({"kafkasec.state.path": str(tmp_path / "state.db")}) as security:
-        security.create_acls([AclBinding.of("TOPIC", "orders", "PREFIXED", "User:alice", "*", "READ", "ALLOW"),
-                              AclBinding.of("TOPIC", "orders-eu", "LITERAL", "User:*", "*", "DESCRIBE", "ALLOW")])
-    (tmp_path / "p.csv").write_text("principal,host\nUser:alice,10.0.0.1\nUser:bob,fd00::1\n")
-    (tmp_path / "r.csv").write_text("resource_type,resource_name\nTOPIC,orders-eu\nTOPIC,payments\nGROUP,g\n")
+    url, python, _, _ = standalone
+    write_state_and_inputs(tmp_path)
     outputs = {}
     for master in (url, "local[2]"):
         target = tmp_path / ("cluster" if master == url else "local")
-        finished = subprocess.run(
-            [sys.executable, "-m", "kafkasec.cli", "--state", str(tmp_path / "state.db"), "grid", "--principals",
-             str(tmp_path / "p.csv"), "--resources", str(tmp_path / "r.csv"), "--output", str(target),
-             "--format", "csv", "--master", master],
-            capture_output=True, text=True, timeout=600, env=driver_environment(python), cwd=tmp_path,
-        )
+        finished = run_grid(tmp_path, python, "--output", str(target), "--format", "csv", "--master", master)
         assert finished.returncode == 0, finished.stderr[-3000:]
         outputs[master] = sorted((target / "grid.csv").read_text().splitlines())
     assert outputs[url] == outputs["local[2]"] and len(outputs[url]) > 3
+
+
+def write_state_and_inputs(directory: Path) -> None:
+    """state.db with two ACLs, p.csv with two principals, r.csv with three resources."""
+    from kafkasec import AclBinding, KafkaSecurity
+
+    with KafkaSecurity.from_config({"kafkasec.state.path": str(directory / "state.db")}) as security:
+        security.create_acls([AclBinding.of("TOPIC", "orders", "PREFIXED", "User:alice", "*", "READ", "ALLOW"),
+                              AclBinding.of("TOPIC", "orders-eu", "LITERAL", "User:*", "*", "DESCRIBE", "ALLOW")])
+    (directory / "p.csv").write_text("principal,host\nUser:alice,10.0.0.1\nUser:bob,fd00::1\n")
+    (directory / "r.csv").write_text("resource_type,resource_name\nTOPIC,orders-eu\nTOPIC,payments\nGROUP,g\n")
+
+
+def run_grid(directory: Path, python: Path, *options: str) -> subprocess.CompletedProcess:
+    """``kafkasec grid`` on the inputs of :func:`write_state_and_inputs`."""
+    return subprocess.run(
+        [sys.executable, "-m", "kafkasec.cli", "--state", str(directory / "state.db"), "grid", "--principals",
+         str(directory / "p.csv"), "--resources", str(directory / "r.csv"), *options],
+        capture_output=True, text=True, timeout=600, env=driver_environment(python), cwd=directory,
+    )
+
+
+def test_kafkasec_grid_refuses_an_output_only_the_driver_has(standalone, tmp_path):
+    """--output in the worker's private directory (see :func:`standalone`): the executors'
+    part files go to their own tmpfs, and the driver's directory of that name gets Parquet's
+    _SUCCESS alone, or a CSV of its header alone. The command counts the rows it wrote against
+    those the driver finds, says which directory lacks them and why in one line, exit status 1,
+    and leaves no half-written grid behind."""
+    url, python, _, driver_only = standalone
+    if driver_only is None:
+        pytest.skip("no private mount namespace on this machine (unshare --mount needs CAP_SYS_ADMIN)")
+    write_state_and_inputs(tmp_path)
+    for file_format in ("parquet", "csv"):
+        target = driver_only / file_format
+        finished = run_grid(tmp_path, python, "--output", str(target), "--format", file_format, "--master", url)
+        assert finished.returncode == 1, (file_format, finished.stdout, finished.stderr[-3000:])
+        assert finished.stderr.splitlines()[-1] == (
+            f"kafkasec: error: --output {target}: 6 of 6 rows are not in {target}: the executors wrote them to their "
+            "own disks; give a directory that the driver and every executor share (a shared mount such as NFS, or "
+            "for Parquet an hdfs:// or s3a:// URI)"), finished.stderr[-3000:]
+        assert not target.exists()
 
 
 LARGE_DRIVER = textwrap.dedent('''
