@@ -44,11 +44,11 @@ def local_session(
 
     What the user configured stays: Spark settings from ``PYSPARK_SUBMIT_ARGS``'s ``--conf``
     and ``spark-defaults.conf`` are read first, and the defaults below apply only where they
-    say nothing: Arrow batches of ARROW_BATCH_ROWS, no Spark UI and no console progress bar,
-    and on local masters ``spark.sql.shuffle.partitions`` of four per core. ``progress`` shows
-    Spark's progress bar, ``ui`` starts the Spark UI (its address in
-    ``sparkContext.uiWebUrl``), and ``conf`` (Spark settings, as spark-submit's ``--conf``)
-    wins over all of these.
+    say nothing: Arrow batches of ARROW_BATCH_ROWS, no Spark UI, and on local masters
+    ``spark.sql.shuffle.partitions`` of four per core. ``progress`` shows Spark's console
+    progress bar (else it is off, whatever a shell's settings say), ``ui`` starts the Spark UI
+    (its address in ``sparkContext.uiWebUrl``), and ``conf`` (Spark settings, as
+    spark-submit's ``--conf``) wins over all of these.
 
     The executors' Python: ``spark.pyspark.python`` when set, else ``PYSPARK_PYTHON``, as Spark
     orders them; on a local master with neither, this Python (``sys.executable``), not the
