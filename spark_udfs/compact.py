@@ -81,10 +81,12 @@ class CompactGrid:
     class_host: np.ndarray  # per principal class: its column of ``base``
     base: np.ndarray  # [resource class, host class]: the answer for principals no ACL names
     supported: np.ndarray  # per resource class: every operation its type supports
-    exception_pc: np.ndarray  # the exceptions: principal class, resource class, bitfield
+    # The exceptions: principal class, resource class, bitfield; sorted by (pc, rc), each pair
+    # once, so principal class pc's are [exception_ptr[pc], exception_ptr[pc + 1]).
+    exception_pc: np.ndarray
     exception_rc: np.ndarray
     exception_bits: np.ndarray
-    _exceptions: dict = attrs.field(alias="exceptions")  # (pc, rc) -> bitfield, for bits()
+    exception_ptr: np.ndarray  # per principal class and one more: CSR offsets into the exceptions
     compiled: CompiledAcls | None = attrs.field(default=None, kw_only=True)
     """The compiled ACLs the grid was built from: its pattern, principal and host ids are theirs
     (the report names the ACL behind each answer by them)."""
@@ -105,18 +107,10 @@ class CompactGrid:
         resource_ids, class_ptr, class_patterns = compiled.classify(types, names)
         distinct_types = np.zeros(len(class_ptr) - 1, dtype=np.int64)
         distinct_types[resource_ids] = types
-        keys: dict[tuple[int, tuple[np.int64, ...]], int] = {}  # (type, pattern ids) -> class id
-        class_of_distinct = np.array(
-            [
-                keys.setdefault((int(distinct_types[d]), tuple(class_patterns[class_ptr[d]:class_ptr[d + 1]])), len(keys))
-                for d in range(len(class_ptr) - 1)
-            ],
-            dtype=np.int64,
-        )
+        class_of_distinct, representative = _row_classes(_padded_rows(distinct_types, class_ptr, class_patterns))
         resource_class = class_of_distinct[resource_ids]
-        representative = np.zeros(len(keys), dtype=np.int64)
-        representative[class_of_distinct] = np.arange(len(class_of_distinct))
         class_types = distinct_types[representative]
+        n_rc = len(representative)
 
         # Principal classes: (principal id or SUPER, host id); host classes: the host ids seen.
         principal_ids, is_super = compiled.encode_principals(principal_names)
@@ -127,39 +121,41 @@ class CompactGrid:
         wildcard_hosts = compiled.wildcard_hosts()
         base_hosts = np.where(np.isin(host_ids, wildcard_hosts), host_ids, -1)
         host_values, host_class = np.unique(base_hosts, return_inverse=True)
-        pairs = np.stack([effective, host_ids], axis=1)
-        class_keys, principal_class = np.unique(pairs, axis=0, return_inverse=True)
-        principal_class = principal_class.reshape(-1)
-        host_class_of = {int(h): i for i, h in enumerate(host_values)}
-        class_host = np.array(
-            [host_class_of[int(h) if np.isin(h, wildcard_hosts) else -1] for h in class_keys[:, 1]], dtype=np.int64
-        )
+        # One int64 key per (principal, host): both ids are at least -2 and below the counts.
+        host_width = int(host_ids.max(initial=-1)) + 2
+        class_keys, principal_class = np.unique((effective - _SUPER) * host_width + host_ids + 1, return_inverse=True)
+        class_pid, class_hid = class_keys // host_width + _SUPER, class_keys % host_width - 1
+        class_host = np.searchsorted(host_values, np.where(np.isin(class_hid, wildcard_hosts), class_hid, -1))
 
-        # The base: anyone unnamed, per (resource class, host class).
-        n_rc, n_hc = len(keys), len(host_values)
+        # The base: anyone unnamed, per (resource class, host class); its masks are User:*'s,
+        # which every named principal's cells add their own to.
+        n_hc = len(host_values)
         rc_grid = np.repeat(np.arange(n_rc), n_hc)
-        hc_grid = np.tile(np.arange(n_hc), n_rc)
-        base = compiled.evaluate_ids(
-            np.full(n_rc * n_hc, -1, dtype=np.int64), host_values[hc_grid], np.zeros(n_rc * n_hc, dtype=bool),
-            class_types[rc_grid], representative[rc_grid], class_ptr, class_patterns,
-        ).reshape(n_rc, n_hc)
+        base_allow, base_deny = compiled.masks_ids(
+            np.full(n_rc * n_hc, -1, dtype=np.int64), host_values[np.tile(np.arange(n_hc), n_rc)],
+            representative[rc_grid], class_ptr, class_patterns)
+        base_has_acls = (class_ptr[representative + 1] > class_ptr[representative])[rc_grid]
+        base = compiled.decide(base_allow, base_deny, base_has_acls, np.zeros(n_rc * n_hc, dtype=bool),
+                               class_types[rc_grid]).reshape(n_rc, n_hc)
 
         # Exceptions: named principals, on the resource classes that hold one of their patterns.
-        rc_of_pattern = classes_by_pattern(representative, class_ptr, class_patterns)
-        exc_pc, exc_rc, exc_hc, exc_pid, exc_hid = [], [], [], [], []
-        for pc, (pid, hid) in enumerate(class_keys.tolist()):
-            if pid < 0:
-                continue
-            candidates = rc_of_pattern(compiled.principal_patterns(pid, hid))
-            exc_pc.append(np.full(len(candidates), pc))
-            exc_rc.append(candidates)
-            exc_hc.append(np.full(len(candidates), class_host[pc]))
-            exc_pid.append(np.full(len(candidates), pid))
-            exc_hid.append(np.full(len(candidates), hid))
-        exception_pc, exception_rc, exception_bits = _concat_exceptions(
-            compiled, base, class_types, representative, class_ptr, class_patterns,
-            exc_pc, exc_rc, exc_hc, exc_pid, exc_hid,
-        )
+        named = np.flatnonzero(class_pid >= 0)
+        which, pattern, allow, deny = compiled.principal_grants(class_pid[named], class_hid[named])
+        pattern_ptr, pattern_rc = _classes_by_pattern(compiled.pattern_count, representative, class_ptr, class_patterns)
+        row, at = ranges(pattern_ptr[pattern], pattern_ptr[pattern + 1] - pattern_ptr[pattern])
+        cell_keys = named[which[row]] * n_rc + pattern_rc[at]
+        order = np.argsort(cell_keys, kind="stable")
+        cell_keys = cell_keys[order]
+        first = np.flatnonzero(np.diff(cell_keys, prepend=-1))  # each (pc, rc) once, with its own masks OR-ed
+        exception_pc, exception_rc = cell_keys[first] // n_rc, cell_keys[first] % n_rc
+        at_base = exception_rc * n_hc + class_host[exception_pc]
+        own_allow = np.bitwise_or.reduceat(allow[row[order]], first)
+        own_deny = np.bitwise_or.reduceat(deny[row[order]], first)
+        exception_bits = compiled.decide(own_allow | base_allow[at_base], own_deny | base_deny[at_base],
+                                         np.ones(len(first), dtype=bool), np.zeros(len(first), dtype=bool),
+                                         class_types[exception_rc])
+        differs = exception_bits != base.ravel()[at_base]
+        exception_pc, exception_rc, exception_bits = exception_pc[differs], exception_rc[differs], exception_bits[differs]
         return cls(
             principals=list(principals),
             resources=list(resources),
@@ -169,16 +165,16 @@ class CompactGrid:
             class_ptr=class_ptr,
             class_patterns=class_patterns,
             resource_class=resource_class,
-            principal_class=principal_class,
+            principal_class=principal_class.reshape(-1),
             host_class=host_class.reshape(-1),
-            class_is_super=class_keys[:, 0] == _SUPER,
+            class_is_super=class_pid == _SUPER,
             class_host=class_host,
             base=base,
             supported=supported_masks(class_types),
             exception_pc=exception_pc,
             exception_rc=exception_rc,
             exception_bits=exception_bits,
-            exceptions={(int(p), int(r)): int(b) for p, r, b in zip(exception_pc, exception_rc, exception_bits)},
+            exception_ptr=np.searchsorted(exception_pc, np.arange(len(class_keys) + 1)),
             compiled=compiled,
         )
 
@@ -199,8 +195,11 @@ class CompactGrid:
         rc = int(self.resource_class[resource_index])
         if self.class_is_super[pc]:
             return int(self.supported[rc])
-        found = self._exceptions.get((pc, rc))
-        return int(self.base[rc, self.class_host[pc]]) if found is None else found
+        low, high = self.exception_ptr[pc], self.exception_ptr[pc + 1]
+        at = low + int(np.searchsorted(self.exception_rc[low:high], rc))
+        if at < high and self.exception_rc[at] == rc:
+            return int(self.exception_bits[at])
+        return int(self.base[rc, self.class_host[pc]])
 
     def row(self, principal_index: int) -> np.ndarray:
         """One principal's cells across every resource (int32): ``dense()[principal_index]``
@@ -212,7 +211,7 @@ class CompactGrid:
         if self.class_is_super[pc]:
             return self.supported.astype(np.int32)
         per_class = self.base[:, self.class_host[pc]].astype(np.int32)
-        own = self.exception_pc == pc
+        own = slice(self.exception_ptr[pc], self.exception_ptr[pc + 1])
         per_class[self.exception_rc[own]] = self.exception_bits[own]
         return per_class
 
@@ -267,14 +266,10 @@ class CompactGrid:
 
     def dense(self) -> np.ndarray:
         """Every cell, principals x resources (int32): only for grids that fit in memory."""
-        out = self.base[self.resource_class[None, :], self.host_class[:, None]].astype(np.int32)
-        for pc, rc, bits in zip(self.exception_pc, self.exception_rc, self.exception_bits):
-            rows = np.flatnonzero(self.principal_class == pc)
-            cols = np.flatnonzero(self.resource_class == rc)
-            out[np.ix_(rows, cols)] = bits
-        super_rows = np.flatnonzero(self.class_is_super[self.principal_class])
-        out[super_rows] = self.supported[self.resource_class][None, :]
-        return out
+        by_class = self.base[:, self.class_host].T.astype(np.int32)  # [pc, rc]: no larger than the grid
+        by_class[self.exception_pc, self.exception_rc] = self.exception_bits
+        by_class[self.class_is_super] = self.supported
+        return by_class[self.principal_class[:, None], self.resource_class[None, :]]
 
     def allowed_blocks(self, operation_bit: int) -> AllowedBlocks:
         """Where the operation whose bit is ``operation_bit`` (``1 << code``) is allowed, by
@@ -339,30 +334,35 @@ class CompactGrid:
         return grants
 
 
-def classes_by_pattern(representative, class_ptr, class_patterns):
-    """A function from pattern ids to the (distinct, sorted) resource classes containing them."""
+def _padded_rows(types: np.ndarray, class_ptr: np.ndarray, class_patterns: np.ndarray) -> np.ndarray:
+    """Per distinct resource one row: its type, then its pattern ids, padded with -1. Two
+    resources are alike exactly when their rows are: classify lists a type's patterns in one
+    order of kinds (literal, ``*``, prefixes by length) and a name matches one of each at most."""
+    counts = np.diff(class_ptr)
+    rows = np.full((len(types), int(counts.max(initial=0)) + 1), -1, dtype=np.int64)
+    rows[:, 0] = types
+    row, at = ranges(class_ptr[:-1], counts)
+    rows[row, at - class_ptr[row] + 1] = class_patterns[at]
+    return rows
+
+
+def _row_classes(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Classes of equal rows, numbered in order of first appearance: each row's class, and per
+    class its first row."""
+    as_bytes = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    _, first, inverse = np.unique(as_bytes, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    number = np.empty(len(first), dtype=np.int64)
+    number[order] = np.arange(len(first))
+    return number[inverse.reshape(-1)], first[order]
+
+
+def _classes_by_pattern(pattern_count: int, representative, class_ptr, class_patterns) -> tuple[np.ndarray, np.ndarray]:
+    """The resource classes holding each pattern id, as CSR: pattern p's are
+    ``classes[ptr[p]:ptr[p + 1]]``, ascending."""
     rc, at = ranges(class_ptr[representative], class_ptr[representative + 1] - class_ptr[representative])
-    patterns = class_patterns[at] if len(rc) else np.zeros(0, dtype=np.int64)
-    order = np.argsort(patterns, kind="stable")
-    patterns, rc = patterns[order], rc[order]
-
-    def classes(wanted: np.ndarray) -> np.ndarray:
-        low = np.searchsorted(patterns, wanted, side="left")
-        high = np.searchsorted(patterns, wanted, side="right")
-        if not len(wanted):
-            return np.zeros(0, dtype=np.int64)
-        return np.unique(np.concatenate([rc[a:b] for a, b in zip(low, high)] or [np.zeros(0, dtype=np.int64)]))
-
-    return classes
-
-
-def _concat_exceptions(compiled, base, class_types, representative, class_ptr, class_patterns,
-                       exc_pc, exc_rc, exc_hc, exc_pid, exc_hid):
-    if not exc_pc:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty.astype(np.int32)
-    pc, rc, hc, pid, hid = (np.concatenate(part).astype(np.int64) for part in (exc_pc, exc_rc, exc_hc, exc_pid, exc_hid))
-    bits = compiled.evaluate_ids(pid, hid, np.zeros(len(pc), dtype=bool), class_types[rc], representative[rc],
-                                 class_ptr, class_patterns)
-    differs = bits != base[rc, hc]
-    return pc[differs], rc[differs], bits[differs]
+    patterns = class_patterns[at]
+    order = np.lexsort((rc, patterns))
+    ptr = np.zeros(pattern_count + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum(np.bincount(patterns, minlength=pattern_count))
+    return ptr, rc[order]

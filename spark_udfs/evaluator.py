@@ -141,9 +141,16 @@ class CompiledAcls:
         """The bitfields of rows given as ids: principal ids (-1: named in no ACL), host ids (-1:
         named in no ACL), super-user flags, type codes, and resource ids into the CSR
         ``class_ptr``/``class_patterns`` of pattern ids (as :meth:`classify` makes them)."""
+        allow, deny = self.masks_ids(principal_ids, host_ids, resource_ids, class_ptr, class_patterns)
+        has_acls = class_ptr[resource_ids + 1] > class_ptr[resource_ids]
+        return self.decide(allow, deny, has_acls, is_super, types)
+
+    def masks_ids(self, principal_ids, host_ids, resource_ids, class_ptr, class_patterns) -> tuple[np.ndarray, np.ndarray]:
+        """Per row (as :meth:`evaluate_ids` takes them) the allow and deny operation masks (int64)
+        of every ACL that applies: the principal's and ``User:*``'s, on host ``*`` and the row's
+        host, on each pattern of the row's resource."""
         rows = len(principal_ids)
         counts = class_ptr[resource_ids + 1] - class_ptr[resource_ids]
-        starts = np.cumsum(counts) - counts
         row_of, positions = ranges(class_ptr[resource_ids], counts)
         total = len(row_of)
         patterns = class_patterns[positions]
@@ -154,17 +161,22 @@ class CompiledAcls:
         for principal in (row_principal, wildcard):
             for host in (np.zeros(total, dtype=np.int64), row_host):
                 self._or_masks(principal, host, patterns, allow, deny)
-
-        supported = _SUPPORTED_ARRAY[types]
-        result = np.zeros(rows, dtype=np.int64)
-        has_acls = counts > 0
+        row_allow = np.zeros(rows, dtype=np.int64)
+        row_deny = np.zeros(rows, dtype=np.int64)
         if total:
-            first = starts[has_acls]
-            row_allow = np.bitwise_or.reduceat(allow, first)
-            row_deny = np.bitwise_or.reduceat(deny, first)
-            result[has_acls] = permitted(row_allow, row_deny) & supported[has_acls]
-        if self.allow_everyone_if_no_acl_found:
-            result[~has_acls] = supported[~has_acls]
+            has_acls = counts > 0
+            first = (np.cumsum(counts) - counts)[has_acls]
+            row_allow[has_acls] = np.bitwise_or.reduceat(allow, first)
+            row_deny[has_acls] = np.bitwise_or.reduceat(deny, first)
+        return row_allow, row_deny
+
+    def decide(self, allow, deny, has_acls, is_super, types) -> np.ndarray:
+        """The bitfields (int32) of rows from their OR-ed allow and deny masks, as Kafka decides:
+        DENY beats ALLOW, a resource with no ACLs (``has_acls`` false) follows
+        ``allow.everyone.if.no.acl.found``, super users get every operation the type supports."""
+        supported = _SUPPORTED_ARRAY[types]
+        result = permitted(allow, deny) & supported
+        result[~has_acls] = supported[~has_acls] if self.allow_everyone_if_no_acl_found else 0
         result[is_super] = supported[is_super]
         return result.astype(np.int32)
 
@@ -228,16 +240,28 @@ class CompiledAcls:
         hosts = (self._keys[first:last] // max(self.pattern_count, 1)) % len(self._hosts)
         return np.unique(hosts[hosts > 0])
 
-    def principal_patterns(self, principal_id: int, host_id: int) -> np.ndarray:
-        """The ids of the patterns where ``principal_id`` has ACLs, on host ``*`` or ``host_id``."""
-        if principal_id < 0 or not len(self._keys):
-            return np.zeros(0, dtype=np.int64)
-        found = []
-        for host in {0, host_id} - {_NO_HOST}:
-            low = self._key(principal_id, host, 0)
-            first, last = np.searchsorted(self._keys, [low, low + max(self.pattern_count, 1)])
-            found.append(self._keys[first:last] - low)
-        return np.unique(np.concatenate(found))
+    def principal_grants(self, principal_ids: np.ndarray, host_ids: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The ACLs of each (principal id, host id), on host ``*`` and on that host, as rows
+        ``(which, pattern, allow, deny)``: ``which`` indexes the inputs (ascending), ``pattern``
+        is a pattern id where they have ACLs, ``allow`` and ``deny`` its operation masks. A
+        principal id or host id of -1 has none; a pattern may appear twice for one input (once
+        per host)."""
+        principal_ids = np.asarray(principal_ids, dtype=np.int64)
+        host_ids = np.asarray(host_ids, dtype=np.int64)
+        count = len(principal_ids)
+        if not len(self._keys):
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty, empty
+        # Two key ranges per input: its principal on host '*', then on its own host.
+        which = np.repeat(np.arange(count), 2)
+        hosts = np.stack([np.zeros(count, dtype=np.int64), host_ids], axis=1).ravel()
+        principals = principal_ids[which]
+        present = (principals >= 0) & (hosts >= 0)
+        low = self._key(np.where(present, principals, 0), np.where(present, hosts, 0), 0)
+        first = np.searchsorted(self._keys, low)
+        last = np.searchsorted(self._keys, low + max(self.pattern_count, 1))
+        span, at = ranges(first, np.where(present, last - first, 0))
+        return which[span], self._keys[at] - low[span], self._allow[at], self._deny[at]
 
     def classify(self, types: np.ndarray, names: pa.Array):
         """Per row its distinct resource's id, and per distinct resource its pattern ids as CSR
