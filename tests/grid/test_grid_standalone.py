@@ -265,7 +265,7 @@ def test_a_grid_larger_than_an_executor_never_broadcasts_its_principals_on_512m_
     a row, would exceed the whole unified memory of a 512m executor. The grid's own budget (not
     a forced one) leaves it out of every broadcast, so it streams through the joins; the dense
     grid and its allowed pairs come out right."""
-    url, python, directory = standalone
+    url, python, directory, _ = standalone
     script = directory / "large_driver.py"
     script.write_text(LARGE_DRIVER)
     principals = 1_200_000
