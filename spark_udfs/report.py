@@ -255,8 +255,6 @@ def report_data(acls, principals: Sequence[tuple[str, str]], resources: Sequence
     principal_ids, _ = compiled.encode_principals(_strings(names))
     host_ids = compiled.encode_hosts(_strings(hosts))
 
-    order = np.lexsort((compact.exception_rc, compact.exception_pc))
-    exception_pc = compact.exception_pc[order]
     n_pc, n_rc = len(compact.class_is_super), len(compact.base)
     first = compact.class_ptr[compact.representative]
     pattern_counts = compact.class_ptr[compact.representative + 1] - first
@@ -281,9 +279,9 @@ def report_data(acls, principals: Sequence[tuple[str, str]], resources: Sequence
             "host_classes": int(compact.base.shape[1]),
             "base": _packed(compact.base.ravel(), "u2"),
             "supported": _packed(compact.supported, "u2"),
-            "exception_ptr": _packed(np.searchsorted(exception_pc, np.arange(n_pc + 1)), "i4"),
-            "exception_rc": _packed(compact.exception_rc[order], "i4"),
-            "exception_bits": _packed(compact.exception_bits[order], "u2"),
+            "exception_ptr": _packed(compact.exception_ptr, "i4"),  # the exceptions are sorted by (pc, rc)
+            "exception_rc": _packed(compact.exception_rc, "i4"),
+            "exception_bits": _packed(compact.exception_bits, "u2"),
             "pattern_ptr": _packed(np.concatenate([[0], np.cumsum(pattern_counts)]), "i4"),
             "patterns": _packed(compact.class_patterns[at] if n_rc else np.zeros(0), "i4"),
         },
