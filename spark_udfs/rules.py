@@ -21,8 +21,8 @@ def standard_authorizer(acls, *, like=None) -> StandardAuthorizer:
     ``acls`` is a StandardAuthorizer, a KafkaSecurity (its authorizer; refused with a ValueError
     naming them when plugins change its answers beyond the ACLs, which a grid cannot show) or
     AclBindings. Bindings are stored in a new authorizer with the super users and the
-    allow-everyone setting of ``like`` (a StandardAuthorizer or KafkaSecurity, same rules as
-    ``acls``), or with none when ``like`` is None."""
+    allow-everyone setting of ``like`` (a StandardAuthorizer, KafkaSecurity or CompiledAcls), or
+    with Kafka's defaults (none, false) when ``like`` is None or bindings too."""
     if isinstance(acls, StandardAuthorizer):
         return acls
     authorizer = getattr(acls, "authorizer", None)
@@ -40,12 +40,25 @@ def standard_authorizer(acls, *, like=None) -> StandardAuthorizer:
     bindings = list(acls)
     if not all(isinstance(binding, AclBinding) for binding in bindings):
         raise TypeError("acls must be CompiledAcls, a StandardAuthorizer, a KafkaSecurity or AclBindings")
-    settings = StandardAuthorizer() if like is None else standard_authorizer(like)
+    settings = _settings_of(like)
     authorizer = StandardAuthorizer(settings.super_users, settings.allow_everyone_if_no_acl_found)
     for result in authorizer.create_acls(list(dict.fromkeys(bindings))):
         if result.error is not None:
             raise ValueError(f"ACL {result.binding} cannot be stored: {result.error}")
     return authorizer
+
+
+def _settings_of(like) -> StandardAuthorizer:
+    """What carries ``like``'s super users and allow-everyone setting: bindings (or None) have
+    Kafka's defaults, so they need no authorizer of their own."""
+    if isinstance(like, CompiledAcls):
+        return StandardAuthorizer(like.super_users, like.allow_everyone_if_no_acl_found)
+    if like is None or not (isinstance(like, StandardAuthorizer) or hasattr(like, "authorizer")):
+        return _DEFAULTS
+    return standard_authorizer(like)
+
+
+_DEFAULTS = StandardAuthorizer()
 
 
 def compile_acls(acls, *, like=None) -> CompiledAcls:

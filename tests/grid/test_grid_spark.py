@@ -279,8 +279,8 @@ def test_kafkasec_grid_command_reads_csv_and_writes_parquet_and_csv(spark, tmp_p
     assert any(line.startswith("User:alice,10.0.0.1,TOPIC,orders-eu,READ DESCRIBE,") for line in lines), lines
     assert main(common + ["--output", str(tmp_path / "compact"), "--output-type", "compact",
                           "--report", str(tmp_path / "report.html")]) == 0
-    assert "Most-privileged principals" in (tmp_path / "report.html").read_text(encoding="utf-8")
-    assert '"diff":null' in (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "Principals by privilege" in (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert '"whatif":null' in (tmp_path / "report.html").read_text(encoding="utf-8")
     (tmp_path / "change.json").write_text(
         '[{"resource_type": "TOPIC", "resource_name": "payments", "pattern_type": "LITERAL", "principal": "User:dave",'
         ' "host": "*", "operation": "WRITE", "permission_type": "ALLOW"}]')
@@ -288,9 +288,10 @@ def test_kafkasec_grid_command_reads_csv_and_writes_parquet_and_csv(spark, tmp_p
                           "--what-if", str(tmp_path / "change.json")]) == 0
     page = (tmp_path / "what-if.html").read_text(encoding="utf-8")
     data = json.loads(page.split('<script id="data" type="application/json">')[1].split("</script>")[0])
-    changed = {(data["principals"][i][0], data["resources"][j][1]) for i, j, _, _ in data["diff"]}
-    assert changed == {("User:dave", "payments")}
-    assert not data["truncated"] and len(data["cells"]) > 2
+    assert data["whatif"]["added"] == ["ALLOW User:dave from host * WRITE on TOPIC LITERAL 'payments'"]
+    assert data["whatif"]["removed"] == []
+    # dave (from each of his hosts) gains WRITE on payments, and nothing else changes.
+    assert data["whatif"]["pairs"] == sum(p == "User:dave" for p, _ in PRINCIPALS) * RESOURCES.count(("TOPIC", "payments"))
     assert sorted(os.listdir(tmp_path / "compact")) == ["base", "exceptions", "principals", "resources"]
     captured = capsys.readouterr()
     assert "wrote the compact grid" in captured.out
