@@ -51,9 +51,10 @@ def local_session(
     spark-submit's ``--conf``) wins over all of these.
 
     The executors' Python: ``spark.pyspark.python`` when set, else ``PYSPARK_PYTHON``, as Spark
-    orders them; on a local master with neither, this Python (``sys.executable``), not the
-    first ``python3`` on the PATH, which need not have pyarrow. A cluster's workers keep
-    Spark's default there, since the driver's path means nothing on another machine."""
+    orders them; with neither, this Python (``sys.executable``) on every master, not the first
+    ``python3`` on a PATH, which need not have pyarrow or be this version (the shipped modules
+    need both). A cluster whose workers keep Python at another path says where with
+    ``spark.pyspark.python`` (``kafkasec grid --conf``)."""
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         raise RuntimeError("Spark needs Java 17 or newer: install a JDK or set JAVA_HOME")
     builder = SparkSession.builder.master(master).appName(app_name)
@@ -66,7 +67,7 @@ def local_session(
         return session
     context = session.sparkContext
     python = context.getConf().get("spark.pyspark.python")
-    if python is None and "PYSPARK_PYTHON" not in os.environ and shipping.is_local(master):
+    if python is None and "PYSPARK_PYTHON" not in os.environ:
         python = sys.executable
     if python is not None:
         # PySpark reads only PYSPARK_PYTHON when it starts in a Python process; the UDFs made
