@@ -144,37 +144,24 @@
   // The rows [principal, resource, bits, base bits] of principals x resources that q shows,
   // from offset on (at most limit), and how many there are in all.
   function gridRows(principals, resources, q, offset, limit, byResource) {
-    const rows = [];
+    // Walk the outer list (principals, or resources with byResource), skipping whole
+    // principals (resources) by their counts, and expand only those the page reaches.
+    const counts = byResource ? columnCounts(classCounts(principals, pc, nPc), q) : rowCounts(classCounts(resources, rc, nRc), q);
+    const [outer, inner, outerClass, innerClass, expand] = byResource
+      ? [resources, principals, rc, pc, classColumn] : [principals, resources, pc, rc, classRow];
     let total = 0;
-    if (!byResource) {
-      const counts = rowCounts(classCounts(resources, rc, nRc), q);
-      for (let k = 0; k < principals.length; k++) total += counts[pc[principals[k]]];
-      let skip = offset;
-      for (let k = 0; k < principals.length && rows.length < limit; k++) {
-        const i = principals[k], n = counts[pc[i]];
-        if (skip >= n) { skip -= n; continue; }
-        const { bits, baseBits } = classRow(pc[i]);
-        for (let m = 0; m < resources.length && rows.length < limit; m++) {
-          const j = resources[m], r = rc[j];
-          if (!shown(bits[r], baseBits[r], q)) continue;
-          if (skip > 0) { skip--; continue; }
-          rows.push([i, j, bits[r], baseBits[r]]);
-        }
-      }
-    } else {
-      const counts = columnCounts(classCounts(principals, pc, nPc), q);
-      for (let m = 0; m < resources.length; m++) total += counts[rc[resources[m]]];
-      let skip = offset;
-      for (let m = 0; m < resources.length && rows.length < limit; m++) {
-        const j = resources[m], n = counts[rc[j]];
-        if (skip >= n) { skip -= n; continue; }
-        const { bits, baseBits } = classColumn(rc[j]);
-        for (let k = 0; k < principals.length && rows.length < limit; k++) {
-          const i = principals[k], p = pc[i];
-          if (!shown(bits[p], baseBits[p], q)) continue;
-          if (skip > 0) { skip--; continue; }
-          rows.push([i, j, bits[p], baseBits[p]]);
-        }
+    for (let k = 0; k < outer.length; k++) total += counts[outerClass[outer[k]]];
+    const rows = [];
+    let skip = offset;
+    for (let k = 0; k < outer.length && rows.length < limit; k++) {
+      const o = outer[k], n = counts[outerClass[o]];
+      if (skip >= n) { skip -= n; continue; }
+      const { bits, baseBits } = expand(outerClass[o]);
+      for (let m = 0; m < inner.length && rows.length < limit; m++) {
+        const x = inner[m], c = innerClass[x];
+        if (!shown(bits[c], baseBits[c], q)) continue;
+        if (skip > 0) { skip--; continue; }
+        rows.push(byResource ? [x, o, bits[c], baseBits[c]] : [o, x, bits[c], baseBits[c]]);
       }
     }
     return { rows, total };
