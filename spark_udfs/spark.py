@@ -329,7 +329,7 @@ def compact_frames(spark: SparkSession, compact: CompactGrid) -> CompactFrames:
     int32 = pa.int32()
     pc = compact.principal_class
     # The principals and the base, broadcast into every dense grid, stay local relations: Spark
-    # builds their broadcasts on the driver, with no job (dense cells 5.0-5.4 -> 5.5-7.8 M/s on
+    # builds their broadcasts on the driver, with no job (dense cells 4.9-5.4 -> 5.5-7.8 M/s on
     # the hard estate's part, side by side); the resources, streamed, and the exceptions, large,
     # are Arrow batches (:func:`_arrow_frame`).
     principals = spark.createDataFrame(pa.table({
