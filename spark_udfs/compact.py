@@ -87,7 +87,7 @@ class CompactGrid:
     exception_rc: np.ndarray
     exception_bits: np.ndarray
     exception_ptr: np.ndarray  # per principal class and one more: CSR offsets into the exceptions
-    compiled: CompiledAcls | None = attrs.field(default=None, kw_only=True)
+    compiled: CompiledAcls = attrs.field(kw_only=True)
     """The compiled ACLs the grid was built from: its pattern, principal and host ids are theirs
     (the report names the ACL behind each answer by them)."""
 
@@ -141,7 +141,7 @@ class CompactGrid:
         # Exceptions: named principals, on the resource classes that hold one of their patterns.
         named = np.flatnonzero(class_pid >= 0)
         which, pattern, allow, deny = compiled.principal_grants(class_pid[named], class_hid[named])
-        pattern_ptr, pattern_rc = _classes_by_pattern(compiled.pattern_count, representative, class_ptr, class_patterns)
+        pattern_ptr, pattern_rc = classes_by_pattern(compiled.pattern_count, representative, class_ptr, class_patterns)
         row, at = ranges(pattern_ptr[pattern], pattern_ptr[pattern + 1] - pattern_ptr[pattern])
         cell_keys = named[which[row]] * n_rc + pattern_rc[at]
         order = np.argsort(cell_keys, kind="stable")
@@ -357,7 +357,7 @@ def _row_classes(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return number[inverse.reshape(-1)], first[order]
 
 
-def _classes_by_pattern(pattern_count: int, representative, class_ptr, class_patterns) -> tuple[np.ndarray, np.ndarray]:
+def classes_by_pattern(pattern_count: int, representative, class_ptr, class_patterns) -> tuple[np.ndarray, np.ndarray]:
     """The resource classes holding each pattern id, as CSR: pattern p's are
     ``classes[ptr[p]:ptr[p + 1]]``, ascending."""
     rc, at = ranges(class_ptr[representative], class_ptr[representative + 1] - class_ptr[representative])

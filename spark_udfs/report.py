@@ -44,7 +44,7 @@ from kafkasec.acl import (
 )
 from kafkasec.authorizer.decision import acl_text
 from kafkasec.authorizer.index import acl_masks
-from spark_udfs.compact import CompactGrid
+from spark_udfs.compact import CompactGrid, classes_by_pattern
 from spark_udfs.evaluator import CompiledAcls, ranges
 from spark_udfs.rules import standard_authorizer
 
@@ -73,8 +73,6 @@ class ShadowedGrant:
 def _grid_of(authorizer, principals, resources, compact: CompactGrid | None) -> CompactGrid:
     if compact is None:
         return CompactGrid.build(CompiledAcls.from_authorizer(authorizer), list(principals), list(resources))
-    if compact.compiled is None:
-        raise ValueError("the compact grid does not keep its CompiledAcls: build it with CompactGrid.build")
     if compact.principals != list(principals) or compact.resources != list(resources):
         raise ValueError("the compact grid is of other principals or resources than the report's")
     return compact
@@ -141,12 +139,8 @@ def shadowed_grants(acls, compact: CompactGrid, table: AclTable | None = None) -
     compiled = compact.compiled
     table = acl_table(acls, compiled) if table is None else table
     wildcard = compiled.principal_id(WILDCARD_PRINCIPAL)
-    # The resource classes holding each pattern, as CSR by pattern id.
-    first = compact.class_ptr[compact.representative]
-    class_of, at = ranges(first, compact.class_ptr[compact.representative + 1] - first)
-    pattern_of = compact.class_patterns[at] if len(at) else np.zeros(0, dtype=np.int64)
-    order = np.argsort(pattern_of, kind="stable")
-    classes, by_pattern = class_of[order], np.searchsorted(pattern_of[order], np.arange(compiled.pattern_count + 1))
+    by_pattern, classes = classes_by_pattern(compiled.pattern_count, compact.representative, compact.class_ptr,
+                                             compact.class_patterns)
     named = np.flatnonzero(table.is_allow & (table.principal >= 0) & (table.principal != wildcard) & (table.pattern >= 0))
     which, at = ranges(by_pattern[table.pattern[named]], by_pattern[table.pattern[named] + 1] - by_pattern[table.pattern[named]])
     acl, rc = named[which], classes[at]
@@ -269,7 +263,7 @@ def report_data(acls, principals: Sequence[tuple[str, str]], resources: Sequence
         "allow_everyone": compiled.allow_everyone_if_no_acl_found,
         "wildcard_principal": compiled.principal_id(WILDCARD_PRINCIPAL),
         "grid": {
-            "resource_type": _packed([type_index[types[j]] for j in by_resource.tolist()], "u1"),
+            "resource_type": _packed(np.array([type_index[types[j]] for j in by_resource.tolist()]), "u1"),
             "pc": _packed(compact.principal_class[by_principal], "i4"),
             "pid": _packed(principal_ids, "i4"),
             "hid": _packed(host_ids, "i4"),

@@ -315,7 +315,10 @@ def _arrow_frame(spark: SparkSession, table: pa.Table) -> DataFrame:
     try:
         return spark.createDataFrame(table)
     finally:
-        spark.conf.set(_LOCAL_RELATION_THRESHOLD, previous)
+        if previous is None:
+            spark.conf.unset(_LOCAL_RELATION_THRESHOLD)
+        else:
+            spark.conf.set(_LOCAL_RELATION_THRESHOLD, previous)
 
 
 _CELL_COLUMNS = ("principal", "host", "resource_type", "resource_name", "operations")
