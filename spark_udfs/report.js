@@ -205,12 +205,13 @@
     ptr: unpack(data.whatif.ptr, Int32Array), jr: unpack(data.whatif.jr, Int32Array),
     before: unpack(data.whatif.before, Uint16Array), after: unpack(data.whatif.after, Uint16Array),
   };
+  if (change) change.nJr = change.jrOf.reduce((most, value) => Math.max(most, value + 1), 0);
   function changed(before, after, q) {
     const moved = q.change === "gained" ? after & ~before : q.change === "lost" ? before & ~after : before ^ after;
     return moved & q.mask;
   }
   function changeRows(principals, resources, q, offset, limit) {
-    const nJr = change.jrOf.reduce((most, value) => Math.max(most, value + 1), 0);
+    const nJr = change.nJr;
     const cJr = new Float64Array(nJr);
     for (let m = 0; m < resources.length; m++) cJr[change.jrOf[resources[m]]]++;
     const nJp = change.ptr.length - 1, counts = new Float64Array(nJp);
@@ -346,6 +347,14 @@
   };
 
   let current = null; // the view's rows producer, for the export
+  // What Export CSV writes of grid cells: each row's shown operations by name and as a bitfield.
+  function cellExport(total, produce, q) {
+    return { total, produce, header: ["principal", "host", "resource_type", "resource_name", "operations", "bitfield"],
+      line: ([i, j, bits, b]) => {
+        const ops = shown(bits, b, q);
+        return [data.principals[i], data.hosts[i], data.types[rtype[j]], data.resources[j], opsOf(ops).map((c) => opNames[c]).join(" "), ops];
+      } };
+  }
   const views = {
     grid(state) {
       const q = query(state), byResource = state.by === "resource";
@@ -357,8 +366,7 @@
       $("count").textContent = `${fmt(total)} of ${fmt(gridTotal)} allowed pairs` + (q.own ? " with operations beyond anyone's" : "");
       table(["principal", "host", "resource type", "resource", "operations"], rows.map(([i, j, bits, b]) =>
         [principalCell(i), data.hosts[i], data.types[rtype[j]], resourceCell(j), badges(shown(bits, b, q), b)]));
-      current = { total, produce, header: ["principal", "host", "resource_type", "resource_name", "operations", "bitfield"],
-        line: ([i, j, bits, b]) => { const ops = shown(bits, b, q); return [data.principals[i], data.hosts[i], data.types[rtype[j]], data.resources[j], opsOf(ops).map((c) => opNames[c]).join(" "), ops]; } };
+      current = cellExport(total, produce, q);
     },
     principal(state) { drill(state, true); },
     resource(state) { drill(state, false); },
@@ -443,8 +451,7 @@
       }
     }
     table([byPrincipal ? "resource" : "principal", byPrincipal ? "resource type" : "host", "operation", "rule", "ACL id", "source", "ACL"], lines);
-    current = { total, produce, header: ["principal", "host", "resource_type", "resource_name", "operations", "bitfield"],
-      line: ([i, j, bits, b]) => { const ops = shown(bits, b, q); return [data.principals[i], data.hosts[i], data.types[rtype[j]], data.resources[j], opsOf(ops).map((c) => opNames[c]).join(" "), ops]; } };
+    current = cellExport(total, produce, q);
   }
 
   // ---------------------------------------------------------------- export

@@ -45,7 +45,7 @@ from kafkasec.acl import (
 from kafkasec.authorizer.decision import acl_text
 from kafkasec.authorizer.index import acl_masks
 from spark_udfs.compact import CompactGrid, classes_by_pattern
-from spark_udfs.evaluator import CompiledAcls, ranges
+from spark_udfs.evaluator import CompiledAcls, ranges, string_column
 from spark_udfs.rules import standard_authorizer
 
 _READ = 1 << AclOperation.READ
@@ -246,8 +246,8 @@ def report_data(acls, principals: Sequence[tuple[str, str]], resources: Sequence
     type_index = {name: n for n, name in enumerate(type_names)}
     names = [principals[i][0] for i in by_principal.tolist()]
     hosts = [principals[i][1] for i in by_principal.tolist()]
-    principal_ids, _ = compiled.encode_principals(_strings(names))
-    host_ids = compiled.encode_hosts(_strings(hosts))
+    principal_ids, _ = compiled.encode_principals(string_column(names, "principals"))
+    host_ids = compiled.encode_hosts(string_column(hosts, "hosts"))
 
     n_pc, n_rc = len(compact.class_is_super), len(compact.base)
     first = compact.class_ptr[compact.representative]
@@ -338,12 +338,6 @@ def _what_if(authorizer, compact: CompactGrid, after, by_principal: np.ndarray, 
 
 def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
-
-
-def _strings(values: list[str]):
-    import pyarrow as pa
-
-    return pa.array(values, pa.string())
 
 
 def html_report(acls, principals: Sequence[tuple[str, str]], resources: Sequence[tuple[object, str]], path: str, *,

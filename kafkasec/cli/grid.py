@@ -131,10 +131,9 @@ def run_grid(args) -> int:
             if args.report:
                 from spark_udfs.report import html_report
 
-                after = None
-                if added is not None:
-                    today = [stored.binding for stored in security.authorizer.stored_acls()]
-                    after = list(dict.fromkeys(today + list(added)))
+                # Today's ACLs and the file's, judged by the report with the security's settings
+                # (spark_udfs.rules, which also drops an added ACL that is already there).
+                after = None if added is None else [stored.binding for stored in security.authorizer.stored_acls()] + list(added)
                 html_report(security, compact.principals, compact.resources, args.report, compact=compact, after=after)
                 print(f"wrote the audit report to {args.report}")
             if args.output_type == "compact":
