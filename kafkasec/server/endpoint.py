@@ -112,20 +112,30 @@ class _Session:
 
 
 class _Deadline:
-    """Aborts a connection unless cancelled within ``seconds``; ``expired`` tells the read
-    error that the abort causes from the client going away."""
+    """Aborts a connection unless the ``with`` block ends within ``seconds``; the read error
+    that the abort causes (not one of the client going away) leaves the block as
+    ConnectionClosed, its text ``reason % reason_value`` (formatted only then: the idle
+    deadline is set for every frame)."""
 
-    def __init__(self, writer, seconds: float):
+    def __init__(self, writer, seconds: float, reason: str, reason_value: object):
         self.expired = False
         self._writer = writer
-        self._timer = asyncio.get_running_loop().call_later(seconds, self._expire)
+        self._seconds = seconds
+        self._reason = reason
+        self._reason_value = reason_value
+
+    def __enter__(self) -> _Deadline:
+        self._timer = asyncio.get_running_loop().call_later(self._seconds, self._expire)
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        self._timer.cancel()
+        if self.expired and isinstance(error, (asyncio.IncompleteReadError, ConnectionError)):
+            raise ConnectionClosed(self._reason % self._reason_value) from None
 
     def _expire(self) -> None:
         self.expired = True
         self._writer.transport.abort()
-
-    def cancel(self) -> None:
-        self._timer.cancel()
 
 
 class Endpoint:
@@ -318,18 +328,14 @@ class Endpoint:
         ``kafkasec.server.ssl.handshake.timeout.ms``."""
         assert self.ssl_context is not None and self._login_pool is not None  # an SSL listener, started
         pool = self._login_pool
-        deadline = _Deadline(writer, self.ssl_handshake_timeout_ms / 1000)
         self._handshakes.begin()
         try:
-            return await accept_tls(self.ssl_context, reader, writer, lambda step: pool.run(client_address, step))
+            with _Deadline(writer, self.ssl_handshake_timeout_ms / 1000, f"no TLS handshake within {SSL_HANDSHAKE_TIMEOUT_MS}=%s",
+                           self.ssl_handshake_timeout_ms):
+                return await accept_tls(self.ssl_context, reader, writer, lambda step: pool.run(client_address, step))
         except TlsHandshakeError as error:
             raise ConnectionClosed(error.args[0]) from None
-        except (asyncio.IncompleteReadError, ConnectionError):
-            if deadline.expired:
-                raise ConnectionClosed(f"no TLS handshake within {SSL_HANDSHAKE_TIMEOUT_MS}={self.ssl_handshake_timeout_ms}") from None
-            raise
         finally:
-            deadline.cancel()
             if self._handshakes.end():
                 # Later: the burst's last connections still hold their OpenSSL state here.
                 asyncio.get_running_loop().call_later(1.0, release_freed_memory)
@@ -341,8 +347,7 @@ class Endpoint:
         frame ``before_login`` must fit in the budget of bytes held for such clients."""
         # One timer per frame, not asyncio.wait_for per read: wait_for makes a task per call,
         # which was a fifth of the endpoint's time in a login.
-        deadline = _Deadline(writer, self.idle_timeout_ms / 1000)
-        try:
+        with _Deadline(writer, self.idle_timeout_ms / 1000, "idle for connections.max.idle.ms (%s ms)", self.idle_timeout_ms):
             (size,) = wire.FRAME_SIZE.unpack(await reader.readexactly(wire.FRAME_SIZE.size))
             if size < 0 or size > limit:
                 raise ConnectionClosed(f"Invalid receive (size = {size} larger than {limit})" if size > 0 else f"Invalid receive (size = {size})")
@@ -356,12 +361,6 @@ class Endpoint:
                 return await reader.readexactly(size)
             finally:
                 self.unauthenticated_bytes.release(reserved)
-        except (asyncio.IncompleteReadError, ConnectionError):
-            if deadline.expired:
-                raise ConnectionClosed(f"idle for connections.max.idle.ms ({self.idle_timeout_ms} ms)") from None
-            raise
-        finally:
-            deadline.cancel()
 
     @staticmethod
     async def _send(writer: asyncio.StreamWriter, frame: bytes) -> None:
