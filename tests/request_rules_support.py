@@ -18,12 +18,19 @@ from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.api_versions import kio_versions
 
+from record_batches import record_batch
+
 AUTHORIZATION_ERRORS = frozenset({29, 30, 31, 53})
 """TOPIC_, GROUP_, CLUSTER_ and TRANSACTIONAL_ID_AUTHORIZATION_FAILED."""
 ERROR_FIELDS = ("error_code", "partition_error_code", "topic_config_error_code")
 
 TOPIC, GROUP, TXN = "topic-t", "group-g", "txn-x"
 TOPIC_ID = uuid.UUID("6b6b6b6b-0000-4000-8000-000000000001")
+SECRET_TOPIC_ID = uuid.UUID("6b6b6b6b-0000-4000-8000-000000000002")
+SECRETS: dict = {TOPIC: "topic-secret", GROUP: "group-secret", TXN: "txn-secret", TOPIC_ID: SECRET_TOPIC_ID}
+"""Each resource a row names -> the one beside it that a principal allowed part is not allowed."""
+RESOURCE_ERRORS = {"TOPIC": 29, "GROUP": 30, "CLUSTER": 31, "TRANSACTIONAL_ID": 53}
+"""The authorization error Kafka answers for a resource of each type."""
 
 
 def make(entity_type: type, values: dict):
@@ -47,19 +54,89 @@ def make(entity_type: type, values: dict):
     return wire.build(entity_type, **built)
 
 
-def error_codes(entity) -> set[int]:
-    """Every error code other than NONE a response carries, at any depth."""
-    codes: set[int] = set()
+def renamed(value, names: typing.Mapping):
+    """A row's ``value`` (nested dicts and lists) with each name in ``names`` replaced."""
+    if isinstance(value, dict):
+        return {key: renamed(item, names) for key, item in value.items()}
+    if isinstance(value, list):
+        return [renamed(item, names) for item in value]
+    return names.get(value, value) if isinstance(value, (str, uuid.UUID)) else value
+
+
+def _is_known(value, names) -> bool:
+    return isinstance(value, (str, uuid.UUID)) and value in names
+
+
+def item_names(entity, names, *, in_array: bool = False) -> set:
+    """The ``names`` an entity holds in its arrays (its items), at any depth: what a request
+    asks about and what its response answers for. Top-level fields (a request's group id) are not items."""
+    found: set = set()
     for field in dataclasses.fields(entity):
         value = getattr(entity, field.name)
-        if field.name in ERROR_FIELDS and value:
-            codes.add(int(value))
+        if in_array and _is_known(value, names):
+            found.add(value)
         elif dataclasses.is_dataclass(value):
-            codes |= error_codes(value)
+            found |= item_names(value, names, in_array=in_array)
         elif isinstance(value, tuple):
             for item in value:
                 if dataclasses.is_dataclass(item):
-                    codes |= error_codes(item)
+                    found |= item_names(item, names, in_array=True)
+                elif _is_known(item, names):
+                    found.add(item)
+    return found
+
+
+def errors_by_item(entity, names, owner=None, fields=ERROR_FIELDS) -> dict:
+    """Each error code other than NONE a response carries, by the item it is about: the nearest
+    enclosing entity naming one of ``names`` (None for the response's own fields)."""
+    owner = next((getattr(entity, f.name) for f in dataclasses.fields(entity) if _is_known(getattr(entity, f.name), names)), owner)
+    found: dict = {}
+    for field in dataclasses.fields(entity):
+        value = getattr(entity, field.name)
+        nested = (value,) if dataclasses.is_dataclass(value) else value if isinstance(value, tuple) else ()
+        if field.name in fields and value:
+            found.setdefault(owner, set()).add(int(value))
+        for item in nested:
+            if dataclasses.is_dataclass(item):
+                for name, codes in errors_by_item(item, names, owner, fields).items():
+                    found.setdefault(name, set()).update(codes)
+    return found
+
+
+REFUSAL_FIELDS = ("error_code", "partition_error_code")
+"""Where an answer says an item was refused. CreateTopics' topic_config_error_code is not one:
+Kafka answers a topic created by a caller without DESCRIBE_CONFIGS on it with its configs hidden
+(29 there, KafkaApis.handleCreateTopicsRequest), the creation allowed."""
+
+SILENT_REFUSALS = {ApiKey.DESCRIBE_LOG_DIRS: range(1, 3)}
+"""Versions whose answer has no place for a refusal: Kafka answers a DescribeLogDirs it refuses
+with no results (handleDescribeLogDirsRequest; the top-level error code is v3+)."""
+
+
+def silent_refusal(api: ApiKey, version: int) -> bool:
+    return version in SILENT_REFUSALS.get(api, ())
+
+
+def refusals_in(response, names) -> dict:
+    """The authorization errors an answer carries, by the item each is about (see
+    :func:`errors_by_item`); items without one are left out."""
+    found = errors_by_item(response, names, fields=REFUSAL_FIELDS)
+    return {name: codes & AUTHORIZATION_ERRORS for name, codes in found.items() if codes & AUTHORIZATION_ERRORS}
+
+
+def error_codes(entity, fields=ERROR_FIELDS) -> set[int]:
+    """Every error code other than NONE a response carries in ``fields``, at any depth."""
+    codes: set[int] = set()
+    for field in dataclasses.fields(entity):
+        value = getattr(entity, field.name)
+        if field.name in fields and value:
+            codes.add(int(value))
+        elif dataclasses.is_dataclass(value):
+            codes |= error_codes(value, fields)
+        elif isinstance(value, tuple):
+            for item in value:
+                if dataclasses.is_dataclass(item):
+                    codes |= error_codes(item, fields)
     return codes
 
 
@@ -78,6 +155,8 @@ class Case:
     error: int
     version: int | None = None
     name: str = ""
+    versions: tuple[int, int] | None = None
+    """The versions ``values`` describe (every version kio has when None)."""
 
     @property
     def id(self) -> str:
@@ -87,12 +166,48 @@ class Case:
     def at_version(self) -> int:
         return kio_versions(self.api)[1] if self.version is None else self.version
 
-    def request(self, version: int | None = None):
-        return make(wire.request_schema(self.api, self.at_version if version is None else version), self.values)
+    def request(self, version: int | None = None, names: typing.Mapping = {}):
+        """The request at ``version``, its names replaced by ``names`` (see :func:`renamed`)."""
+        version = self.at_version if version is None else version
+        return make(wire.request_schema(self.api, version), renamed(self.values, names))
+
+    @property
+    def described_versions(self) -> range:
+        """Every version kio has that ``values`` describe."""
+        low, high = kio_versions(self.api)
+        if self.versions is not None:
+            low, high = max(low, self.versions[0]), min(high, self.versions[1])
+        return range(low, high + 1)
+
+    def id_at(self, version: int, principal: str) -> str:
+        return f"{self.api.title}{'-' + self.name if self.name else ''}-v{version}-{principal}"
+
+    def part(self, version: int) -> Case | None:
+        """The row for a principal allowed part of it at ``version``: with several grants, all
+        but the last (Kafka answers the error of the last one's resource); with one grant on a
+        resource the request names in an array, that grant for a request naming a second
+        resource beside it (Kafka answers ``error`` for that one, see :data:`SECRETS`). None
+        when neither applies (a single resource at that version, or a grant on the cluster)."""
+        if len(self.grants) > 1:
+            missing = self.grants[-1].pattern.resource_type.name
+            return dataclasses.replace(self, grants=self.grants[:-1], error=RESOURCE_ERRORS[missing])
+        if len(self.grants) == 1 and self.grants[0].pattern.name in SECRETS:
+            values = {key: _with_secret_beside(value) if isinstance(value, list) and value else value
+                      for key, value in self.values.items()}
+            part = dataclasses.replace(self, values=values)
+            if item_names(part.request(version), set(SECRETS.values())):
+                return part
+        return None
+
+
+def _with_secret_beside(items: list) -> list:
+    """``items`` and, when the first names a resource of :data:`SECRETS`, its copy naming the secret one."""
+    secret = renamed(items[0], SECRETS)
+    return items if secret == items[0] else [*items, secret]
 
 
 def _topic_partitions(topic_field: str, partitions: str, index: str, **extra) -> list[dict]:
-    return [{topic_field: TOPIC, partitions: [{index: 0, **extra}]}]
+    return [{topic_field: TOPIC, "topic_id": TOPIC_ID, partitions: [{index: 0, **extra}]}]
 
 
 _T_WRITE, _T_READ, _T_DESCRIBE = acl("TOPIC", TOPIC, "WRITE"), acl("TOPIC", TOPIC, "READ"), acl("TOPIC", TOPIC, "DESCRIBE")
@@ -101,7 +216,7 @@ _X_WRITE = acl("TRANSACTIONAL_ID", TXN, "WRITE")
 _CLUSTER = "kafka-cluster"
 
 CASES: tuple[Case, ...] = (
-    Case(ApiKey.PRODUCE, {"acks": 1, "topic_data": _topic_partitions("name", "partition_data", "index", records=b"")},
+    Case(ApiKey.PRODUCE, {"acks": 1, "topic_data": _topic_partitions("name", "partition_data", "index", records=record_batch())},
          (_T_WRITE,), 29, version=9),
     Case(ApiKey.FETCH, {"max_wait": 0, "min_bytes": 0, "topics": _topic_partitions("topic", "partitions", "partition", fetch_offset=0, partition_max_bytes=1024)},
          (_T_READ,), 29, version=12),
@@ -111,13 +226,14 @@ CASES: tuple[Case, ...] = (
     Case(ApiKey.OFFSET_COMMIT, {"group_id": GROUP, "member_id": "", "generation_id_or_member_epoch": -1,
                                 "topics": _topic_partitions("name", "partitions", "partition_index", committed_offset=0)},
          (_G_READ, _T_READ), 30, version=9),
-    Case(ApiKey.OFFSET_FETCH, {"groups": [{"group_id": GROUP, "topics": [{"name": TOPIC, "partition_indexes": [0]}]}]},
-         (_G_DESCRIBE, _T_DESCRIBE), 30, version=9),
+    Case(ApiKey.OFFSET_FETCH, {"groups": [{"group_id": GROUP, "topics": [{"name": TOPIC, "topic_id": TOPIC_ID, "partition_indexes": [0]}]}]},
+         (_G_DESCRIBE, _T_DESCRIBE), 30, version=9, versions=(8, 10)),
     Case(ApiKey.OFFSET_FETCH, {"group_id": GROUP, "topics": [{"name": TOPIC, "partition_indexes": [0]}]},
-         (_G_DESCRIBE, _T_DESCRIBE), 30, version=7, name="single"),
-    Case(ApiKey.FIND_COORDINATOR, {"key_type": 0, "coordinator_keys": [GROUP]}, (_G_DESCRIBE,), 30),
-    Case(ApiKey.FIND_COORDINATOR, {"key": TXN, "key_type": 1}, (acl("TRANSACTIONAL_ID", TXN, "DESCRIBE"),), 53, version=3,
-         name="transaction"),
+         (_G_DESCRIBE, _T_DESCRIBE), 30, version=7, name="single", versions=(0, 7)),
+    # "key" up to v3, "coordinator_keys" from v4: one row for every version.
+    Case(ApiKey.FIND_COORDINATOR, {"key_type": 0, "key": GROUP, "coordinator_keys": [GROUP]}, (_G_DESCRIBE,), 30),
+    Case(ApiKey.FIND_COORDINATOR, {"key": TXN, "key_type": 1, "coordinator_keys": [TXN]}, (acl("TRANSACTIONAL_ID", TXN, "DESCRIBE"),),
+         53, version=3, name="transaction", versions=(1, 6)),
     Case(ApiKey.JOIN_GROUP, {"group_id": GROUP, "session_timeout": 6000, "member_id": "", "protocol_type": "consumer",
                              "protocols": [{"name": "range", "metadata": b""}]}, (_G_READ,), 30),
     Case(ApiKey.HEARTBEAT, {"group_id": GROUP, "generation_id": 1, "member_id": "m"}, (_G_READ,), 30),
@@ -136,7 +252,11 @@ CASES: tuple[Case, ...] = (
     Case(ApiKey.ADD_PARTITIONS_TO_TXN, {"v3_and_below_transactional_id": TXN, "v3_and_below_producer_id": 1,
                                         "v3_and_below_producer_epoch": 0,
                                         "v3_and_below_topics": [{"name": TOPIC, "partitions": [0]}]},
-         (_X_WRITE, _T_WRITE), 53, version=3),
+         (_X_WRITE, _T_WRITE), 53, version=3, versions=(0, 3)),
+    # v4+ is a broker's (KIP-890 verification), batched by transaction.
+    Case(ApiKey.ADD_PARTITIONS_TO_TXN, {"transactions": [{"transactional_id": TXN, "producer_id": 1, "producer_epoch": 0,
+                                                          "verify_only": True, "topics": [{"name": TOPIC, "partitions": [0]}]}]},
+         (acl("CLUSTER", _CLUSTER, "CLUSTER_ACTION"),), 31, name="broker", versions=(4, 5)),
     Case(ApiKey.ADD_OFFSETS_TO_TXN, {"transactional_id": TXN, "producer_id": 1, "producer_epoch": 0, "group_id": GROUP},
          (_X_WRITE, _G_READ), 53),
     Case(ApiKey.END_TXN, {"transactional_id": TXN, "producer_id": 1, "producer_epoch": 0, "committed": True}, (_X_WRITE,), 53),
@@ -148,7 +268,8 @@ CASES: tuple[Case, ...] = (
          (_X_WRITE, _G_READ, _T_READ), 53),
     Case(ApiKey.CREATE_TOPICS, {"topics": [{"name": TOPIC, "num_partitions": 1, "replication_factor": 1}]},
          (acl("TOPIC", TOPIC, "CREATE"),), 29),
-    Case(ApiKey.DELETE_TOPICS, {"topics": [{"name": TOPIC, "topic_id": uuid.UUID(int=0)}], "timeout": 1000},
+    # "topic_names" up to v5, "topics" from v6.
+    Case(ApiKey.DELETE_TOPICS, {"topics": [{"name": TOPIC, "topic_id": uuid.UUID(int=0)}], "topic_names": [TOPIC], "timeout": 1000},
          (acl("TOPIC", TOPIC, "DELETE"),), 29),
     Case(ApiKey.DELETE_RECORDS, {"topics": _topic_partitions("name", "partitions", "partition_index", offset=0), "timeout": 1000},
          (acl("TOPIC", TOPIC, "DELETE"),), 29),
@@ -212,3 +333,74 @@ CASES: tuple[Case, ...] = (
 """Rows with error 0 need no ACL: Kafka filters or answers them for anyone."""
 
 TOPIC_IDS = typing.cast(dict, {TOPIC_ID: TOPIC})
+
+
+# ---------------------------------------------------------------------- every version, three principals
+
+ROLES = ("all", "none", "part")
+ITEM_KEYS = ("name", "topic", "topic_name", "group_id", "key", "transactional_id", "resource_name", "topic_id")
+"""The fields by which an entry of a request or an answer names what it is about."""
+
+
+def as_role(case: Case, role: str, version: int) -> Case | None:
+    """The row as a principal allowed everything it needs ("all"), nothing ("none") or part of
+    it ("part", see :meth:`Case.part`) sees it at ``version``; None when there is no such part."""
+    if role == "all":
+        return case
+    if role == "none":
+        return dataclasses.replace(case, grants=())
+    return case.part(version)
+
+
+def request_items(request, names) -> list:
+    """What a request asks about: the name of each entry of its arrays (the entry itself when
+    it is a name), their nested entries left out."""
+    found = []
+    for field in dataclasses.fields(request):
+        value = getattr(request, field.name)
+        for item in value if isinstance(value, tuple) else ():
+            named = [getattr(item, key, None) for key in ITEM_KEYS] if dataclasses.is_dataclass(item) else [item]
+            found += [name for name in named if _is_known(name, names)][:1]
+    return found
+
+
+def echo(request, schema, names):
+    """kio's answer (of ``schema``) to ``request`` from a broker that found nothing wrong: an
+    entry without error for each item the request names, in the answer's first array of named entries."""
+    empty = wire.build(schema)
+    for field in dataclasses.fields(schema):
+        if not isinstance(getattr(empty, field.name), tuple):
+            continue
+        entry_type = wire.item_type(schema, field.name)
+        if dataclasses.is_dataclass(entry_type) and set(ITEM_KEYS) & {f.name for f in dataclasses.fields(entry_type)}:
+            entries = tuple(wire.build(entry_type, **_entry_keys(name)) for name in request_items(request, names))
+            return wire.build(schema, **{field.name: entries})
+    return empty
+
+
+def _entry_keys(name) -> dict:
+    return {"topic_id": name} if isinstance(name, uuid.UUID) else dict.fromkeys(ITEM_KEYS[:-1], name)
+
+
+def check_answer(case: Case, role: str, version: int, request, response, names: typing.Mapping = {}) -> None:
+    """``response`` is Kafka's answer to ``request`` (``case`` as ``role`` sees it, see
+    :func:`as_role`, its names replaced by ``names``) at ``version``: no refusal for a
+    principal allowed everything; the row's error for one allowed nothing, on every item or on
+    the request whole; for one allowed part, the error of the resource not granted only, on
+    that item. What the items allowed are answered with is the broker's to say."""
+    secret = {names.get(name, name) for name in SECRETS.values()}
+    names = secret | {names.get(name, name) for name in SECRETS}
+    asked, answered = set(request_items(request, names)), item_names(response, names)
+    answerable = item_names(echo(request, type(response), names), names)  # what an answer of this API names
+    by_item = refusals_in(response, names)
+    if role == "all" or not case.error:
+        assert by_item == {}, response
+    elif silent_refusal(case.api, version):
+        assert by_item == {} and not answered, response
+    elif not asked & secret:  # nothing, or part of the grants: the error of what is not granted
+        assert set().union(*by_item.values()) == {case.error}, response
+        assert answerable <= answered or not asked & answered, response  # every item answered, or the request whole
+    else:
+        assert by_item == dict.fromkeys(asked & secret, {case.error}), response
+        assert asked & secret <= answered, response
+

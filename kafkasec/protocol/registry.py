@@ -109,11 +109,14 @@ class ApiHandlers:
         low, high = self.ranges.get(api_key, (0, -1))
         return low <= version <= high
 
-    def handle(self, security, context: RequestContext, request: wire.Request) -> bytes:
-        """The response frame to an authenticated request of an API in ``handlers``."""
+    def handle(self, security, context: RequestContext, request: wire.Request) -> bytes | None:
+        """The response frame to an authenticated request of an API in ``handlers``; None when
+        not even an error response can be encoded (the connection is then closed)."""
         api_key, version = request.api_key, request.api_version
+        correlation_id = int(request.header.correlation_id)
         try:
             body = self.handlers[api_key](security, context, request.body, version)
+            return wire.encode_response(body, correlation_id=correlation_id)
         except KafkaError as error:
             body = error_response(api_key, version, request.body, ApiError.from_exception(error))
         except StateError as error:
@@ -122,9 +125,21 @@ class ApiHandlers:
             log.warning("API key %d v%d from %s: %s", api_key, version, context.principal, error)
             body = error_response(api_key, version, request.body, ApiError.from_exception(error))
         except Exception:
-            log.exception("handling API key %d v%d from %s failed", api_key, version, context.principal)
+            # A handler's bug, or an answer its version cannot carry (a string past a
+            # non-flexible version's 32,767 bytes): Kafka's UNKNOWN_SERVER_ERROR, logged.
+            log.exception("handling %s v%d from %s failed", ApiKey(api_key).title, version, context.principal)
             body = error_response(api_key, version, request.body, ApiError(KafkaErrorCode.UNKNOWN_SERVER_ERROR))
-        return wire.encode_response(body, correlation_id=int(request.header.correlation_id))
+        return encode_or_none(body, correlation_id, f"{ApiKey(api_key).title} v{version} from {context.principal}")
 
 
-__all__ = ["ApiHandlers", "Handler", "collect_handlers", "error_response"]
+def encode_or_none(body, correlation_id: int, what: str) -> bytes | None:
+    """An error response's frame, or None (logged at ERROR) when even it cannot be encoded:
+    the error responses echo the request's names, which may be what could not be encoded."""
+    try:
+        return wire.encode_response(body, correlation_id=correlation_id)
+    except Exception:
+        log.exception("the error response to %s cannot be encoded; closing the connection", what)
+        return None
+
+
+__all__ = ["ApiHandlers", "Handler", "collect_handlers", "encode_or_none", "error_response"]

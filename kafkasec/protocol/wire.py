@@ -510,6 +510,20 @@ def item_type(entity_type: type, field_name: str) -> type:
     raise ValueError(f"{entity_type.__name__} has no field {field_name!r}")
 
 
+def carries_error(entity) -> bool:
+    """Whether ``entity`` holds an error code other than NONE, at the top or in any item: an
+    error response of an API whose shape has no place for a whole request's error (Produce,
+    Fetch before v7) and no items to put it on says nothing."""
+    for field in dataclasses.fields(entity):
+        value = getattr(entity, field.name)
+        if field.name.endswith("error_code") and value:
+            return True
+        items = value if isinstance(value, tuple) else (value,)
+        if any(dataclasses.is_dataclass(item) and carries_error(item) for item in items):
+            return True
+    return False
+
+
 def has_field(entity, field_name: str) -> bool:
     return any(field.name == field_name for field in dataclasses.fields(entity))
 

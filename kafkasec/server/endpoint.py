@@ -491,7 +491,10 @@ class Endpoint:
         assert inner is not None and inner_context is not None  # a HANDLE envelope carries both
         if inner.api_key not in self._api_handlers.handlers or not self._api_handlers.serves(inner.api_key, inner.api_version):
             return opened.refuse(KafkaErrorCode.UNSUPPORTED_VERSION)
-        return opened.respond(self._api_handlers.handle(self.security, inner_context, inner))
+        response = self._api_handlers.handle(self.security, inner_context, inner)
+        if response is None:
+            raise ConnectionClosed(f"no response to the enveloped {ApiKey(inner.api_key).title} could be encoded")
+        return opened.respond(response)
 
 
 def _now_ms() -> int:

@@ -37,11 +37,12 @@ import uuid
 from typing import Mapping, Sequence
 
 from kafkasec.client.settings import ClientSettings
-from kafkasec.errors import KafkaError
+from kafkasec.errors import KafkaError, KafkaErrorCode
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.api_versions import VersionRanges, kio_versions
-from kafkasec.protocol.registry import ApiHandlers
+from kafkasec.protocol.errors import ApiError
+from kafkasec.protocol.registry import ApiHandlers, encode_or_none, error_response
 from kafkasec.protocol.request_rules import CONNECTION_APIS, RULES, authorize_request
 from kafkasec.server.broker_addresses import Address, brokers_in, names_brokers, with_addresses
 from kafkasec.server.endpoint import ConnectionClosed, Endpoint
@@ -290,30 +291,37 @@ class GatewayEndpoint(Endpoint):
             request = wire.decode_request(frame)
         except KafkaError as error:
             raise ConnectionClosed(f"unreadable request: {error}") from None
+        correlation_id = request_correlation_id(frame)
         context = wire.request_context(
             request, principal, client_address, listener_name=self.listener_name, security_protocol=self.security_protocol
         )
-        topic_names = self.gateway.topic_names
-        authorization = authorize_request(self.security, context, request.body, version, topic_names=topic_names)
-        if authorization.unknown_topic_ids:
-            try:
-                await self.gateway.refresh(link)
-            except (UpstreamError, KafkaError) as error:
-                raise ConnectionClosed(f"could not learn topic ids: {error}") from None
-            authorization = authorize_request(self.security, context, request.body, version, topic_names=topic_names)
-        correlation_id = request_correlation_id(frame)
+        try:
+            authorization = self._authorize(context, request)
+            if authorization.needs_topic_names:
+                try:
+                    await self.gateway.refresh(link)
+                except (UpstreamError, KafkaError) as error:
+                    raise ConnectionClosed(f"could not learn topic ids: {error}") from None
+                authorization = self._authorize(context, request)
+        except ConnectionClosed:
+            raise
+        except Exception:
+            log.exception("authorizing %s v%d from %s failed", ApiKey(api_key).title, version, principal)
+            return _answered(self._unexpected_error(request, principal))
         answered = not (api_key == ApiKey.PRODUCE and request.body.acks == 0)
         if not answered and authorization.refusals:
             # Kafka answers nothing to acks=0, and closes the connection when it refuses.
             raise ConnectionClosed("a Produce with acks=0 was refused")
         if authorization.forward is None:
-            done = asyncio.get_running_loop().create_future()
-            done.set_result((wire.size_prefixed(wire.encode_response(authorization.response(), correlation_id=correlation_id)),))
-            return done
+            return _answered(self._response(request, principal, lambda: authorization.response()))
         if authorization.unchanged:
             out = frame
         else:
-            out = wire.encode_request(authorization.forward, correlation_id=correlation_id, client_id=request.header.client_id)
+            try:
+                out = wire.encode_request(authorization.forward, correlation_id=correlation_id, client_id=request.header.client_id)
+            except Exception:
+                log.exception("encoding the authorized part of %s v%d from %s failed", ApiKey(api_key).title, version, principal)
+                return _answered(self._unexpected_error(request, principal))
         try:
             upstream_answer = link.send(out, expects_answer=answered)
         except UpstreamError as error:
@@ -322,7 +330,7 @@ class GatewayEndpoint(Endpoint):
         if upstream_answer is not None:
             # Made before waiting on the upstream's pace, so that a failure of the link is
             # always someone's to see.
-            answer = asyncio.ensure_future(self._client_answer(upstream_answer, authorization, api_key, version, correlation_id))
+            answer = asyncio.ensure_future(self._client_answer(upstream_answer, authorization, request, principal))
             answer.add_done_callback(_unanswered)
         try:
             await link.drain()
@@ -330,10 +338,16 @@ class GatewayEndpoint(Endpoint):
             raise ConnectionClosed(str(error)) from None
         return answer
 
-    async def _client_answer(self, upstream_answer: asyncio.Future, authorization, api_key: int, version: int,
-                             correlation_id: int) -> Sequence[bytes | memoryview]:
+    def _authorize(self, context, request: wire.Request):
+        return authorize_request(
+            self.security, context, request.body, request.api_version, topic_names=self.gateway.topic_names
+        )
+
+    async def _client_answer(self, upstream_answer: asyncio.Future, authorization, request: wire.Request,
+                             principal) -> Sequence[bytes | memoryview]:
         """The client's answer, in pieces to write one after the other: the upstream's bytes
         with the client's correlation id when they may pass, else the merged response."""
+        api_key, version, correlation_id = request.api_key, request.api_version, request_correlation_id_of(request)
         frame = await upstream_answer
         try:
             if authorization.passes_response and not names_brokers(api_key, version, frame):
@@ -342,10 +356,46 @@ class GatewayEndpoint(Endpoint):
         except KafkaError as error:
             raise UpstreamError(f"sent an unreadable {ApiKey(api_key).title} answer: {error}") from None
         self.gateway.learn(api_key, answer)
-        response = authorization.response(answer)
-        brokers = brokers_in(api_key, response)
+        try:
+            response = authorization.response(answer)
+            brokers = brokers_in(api_key, response)
+        except Exception:
+            log.exception("answering %s v%d from %s failed", ApiKey(api_key).title, version, principal)
+            return self._unexpected_error(request, principal)
         if brokers:
             response = with_addresses(api_key, response, await self.addresses_of(brokers))
         elif response is answer:
             return framed(frame, correlation_id, 0)
-        return (wire.size_prefixed(wire.encode_response(response, correlation_id=correlation_id)),)
+        return self._response(request, principal, lambda: response)
+
+    def _response(self, request: wire.Request, principal, make) -> Sequence[bytes]:
+        """The frame of the response ``make()`` gives; Kafka's answer to an unexpected error
+        when making or encoding it fails (a name past what a non-flexible version can carry)."""
+        try:
+            return (wire.size_prefixed(wire.encode_response(make(), correlation_id=request_correlation_id_of(request))),)
+        except Exception:
+            log.exception("answering %s v%d from %s failed", ApiKey(request.api_key).title, request.api_version, principal)
+            return self._unexpected_error(request, principal)
+
+    def _unexpected_error(self, request: wire.Request, principal) -> Sequence[bytes]:
+        """What Kafka answers a request whose handling failed unexpectedly (logged by the
+        caller): UNKNOWN_SERVER_ERROR in the response's shape, or, where that shape cannot
+        carry it or be encoded, a clean close."""
+        what = f"{ApiKey(request.api_key).title} v{request.api_version} from {principal}"
+        body = error_response(request.api_key, request.api_version, request.body, ApiError(KafkaErrorCode.UNKNOWN_SERVER_ERROR))
+        if not wire.carries_error(body):
+            raise ConnectionClosed(f"{what}: no response can say the error; closing the connection")
+        frame = encode_or_none(body, request_correlation_id_of(request), what)
+        if frame is None:
+            raise ConnectionClosed(f"{what}: the error response cannot be encoded; closing the connection")
+        return (wire.size_prefixed(frame),)
+
+
+def _answered(pieces: Sequence[bytes]) -> asyncio.Future:
+    done = asyncio.get_running_loop().create_future()
+    done.set_result(pieces)
+    return done
+
+
+def request_correlation_id_of(request: wire.Request) -> int:
+    return int(request.header.correlation_id)

@@ -167,9 +167,12 @@ class UpstreamLink:
                     self._pending.popleft()  # an acks=0 Produce the upstream did not answer
                 if not self._pending:
                     raise UpstreamError(f"sent an answer (correlation id {answered}) to no request")
-                expected, future = self._pending.popleft()
+                expected = self._pending[0][0]
                 if answered != expected:
+                    # Raised before the request leaves the queue, so that failing the link
+                    # fails it too: its client is answered by a close, not left waiting.
                     raise UpstreamError(f"answered correlation id {answered} where {expected} was next")
+                _, future = self._pending.popleft()
                 if future is not None and not future.done():
                     future.set_result(frame)
         except UpstreamError as error:

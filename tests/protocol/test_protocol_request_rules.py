@@ -3,7 +3,6 @@ network: the table of every client API, Kafka's corner cases, a property, and mi
 
 from __future__ import annotations
 
-import struct
 import uuid
 
 import pytest
@@ -16,6 +15,7 @@ from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.request_rules import INTER_BROKER_APIS, RULES, SECURITY_APIS, authorize_request
 
+from record_batches import record_batch
 from request_rules_support import AUTHORIZATION_ERRORS, CASES, TOPIC, TOPIC_ID, TOPIC_IDS, acl, error_codes, make
 from security_support import open_security
 
@@ -83,10 +83,9 @@ def test_every_version_kio_has_is_answered(case):
 
 
 def _batch(transactional: bool) -> bytes:
-    """A record batch header (magic 2) with or without the transactional attribute."""
-    attributes = 0x10 if transactional else 0
-    header = struct.pack(">qiibIhiqqqhii", 0, 49, 0, 2, 0, attributes, 0, 0, 0, -1, -1, -1, 0)
-    return header
+    """A record batch, transactional (with a producer id, as a transactional producer sends it) or not."""
+    return record_batch(transactional=transactional, producer_id=7 if transactional else -1,
+                        producer_epoch=0 if transactional else -1, base_sequence=0 if transactional else -1)
 
 
 def _produce(transactional_id, records):
@@ -112,7 +111,7 @@ def test_a_transactional_produce_needs_write_on_its_transactional_id_on_every_pa
 
 
 def test_partial_produce_forwards_the_allowed_topics_bytes_untouched_and_merges_the_refusals():
-    records = _batch(False) + b"payload"
+    records = record_batch([(b"key", b"payload")])
     request = make(wire.request_schema(ApiKey.PRODUCE, 9), {"acks": 1, "topic_data": [
         {"name": "allowed", "partition_data": [{"index": 0, "records": records}]},
         {"name": "secret", "partition_data": [{"index": 0, "records": records}, {"index": 3, "records": records}]},
@@ -240,7 +239,7 @@ def test_every_decision_goes_through_the_audit_hook_in_one_batch():
             seen.append([d.action.resource_pattern.name for d in decisions])
 
     request = make(wire.request_schema(ApiKey.PRODUCE, 9), {"acks": 1, "topic_data": [
-        {"name": name, "partition_data": [{"index": i, "records": b""} for i in range(3)]} for name in ("a", "b")]})
+        {"name": name, "partition_data": [{"index": i, "records": record_batch()} for i in range(3)]} for name in ("a", "b")]})
     with open_security(plugins=[Audit()]) as security:
         authorize_request(security, ALICE, request, 9)
     assert seen == [["a", "b"]]
@@ -283,7 +282,7 @@ def test_per_partition_answers_equal_security_decisions(acls, topics, api):
     denies its topic, and with Kafka's code; the rest go on untouched."""
     if api == "produce":
         operation, request = "WRITE", make(wire.request_schema(ApiKey.PRODUCE, 9), {"acks": 1, "topic_data": [
-            {"name": name, "partition_data": [{"index": p, "records": b""} for p in parts]} for name, parts in topics]})
+            {"name": name, "partition_data": [{"index": p, "records": record_batch()} for p in parts]} for name, parts in topics]})
     else:
         operation, request = "READ", make(wire.request_schema(ApiKey.FETCH, 12), {"max_wait": 0, "min_bytes": 0, "topics": [
             {"topic": name, "partitions": [{"partition": p, "fetch_offset": 0, "partition_max_bytes": 1} for p in parts]}

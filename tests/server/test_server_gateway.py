@@ -18,6 +18,7 @@ from kafkasec.protocol.request_rules import INTER_BROKER_APIS, RULES
 from kafkasec.server import KafkaConnection
 
 from gateway_support import gateway_running, gateway_security
+from record_batches import record_batch
 from request_rules_support import AUTHORIZATION_ERRORS, CASES, GROUP, TOPIC, acl, error_codes, make
 from server_support import logged_in, run
 
@@ -174,7 +175,7 @@ def test_an_api_key_nobody_knows_closes_only_that_connection(gateway):
 
 def test_an_acks_zero_produce_is_answered_by_nothing_and_a_refused_one_closes_the_connection(gateway, tansu):
     produce = make(wire.request_schema(ApiKey.PRODUCE, 9), {"acks": 0, "timeout": 1000, "topic_data": [
-        {"name": "acks-zero", "partition_data": [{"index": 0, "records": b""}]}]})
+        {"name": "acks-zero", "partition_data": [{"index": 0, "records": record_batch()}]}]})
 
     async def send(user):
         connection = await logged_in(gateway, user)

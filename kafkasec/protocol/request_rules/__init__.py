@@ -33,7 +33,10 @@ import uuid
 from typing import Any, Mapping
 
 from kafkasec.context import RequestContext
+from kafkasec.errors import KafkaError
 from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.protocol.errors import ApiError
+from kafkasec.protocol.registry import error_response
 from kafkasec.protocol.request_rules import admin, data, groups, metadata, transactions
 from kafkasec.protocol.request_rules.core import Incoming, Refusal, RequestAuthorization, Rule
 
@@ -86,7 +89,18 @@ def authorize_request(
             "answered on the connection" if api_key in CONNECTION_APIS else "an inter-broker API, never served to clients"
         )
         raise ValueError(f"{api_key.title} is {kind}, not a request to authorize and forward")
-    return rule.decide(Incoming(security, context, api_key, version, request, topic_names or {}))
+    incoming = Incoming(security, context, api_key, version, request, topic_names or {})
+    try:
+        return rule.decide(incoming)
+    except KafkaError as error:
+        # What Kafka's handler throws for a malformed request (InvalidRequestException ...):
+        # nothing goes on, and the whole request is answered with the error, in the shape of
+        # Kafka's getErrorResponse for that API.
+        refusal = ApiError.from_exception(error)
+        return incoming.decided(
+            None, [Refusal(None, refusal.error_code, message=refusal.message)],
+            lambda _answer: error_response(api_key, version, request, refusal),
+        )
 
 
 __all__ = [

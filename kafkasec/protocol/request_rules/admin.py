@@ -11,6 +11,7 @@ from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceTy
 from kafkasec.errors import KafkaErrorCode
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.protocol.request_rules import validation
 from kafkasec.protocol.request_rules.core import (
     CLUSTER,
     ZERO_UUID,
@@ -87,70 +88,91 @@ class CreateTopicsRule(Rule):
 
 
 class DeleteTopicsRule(Rule):
-    """DELETE on the cluster (which answers for every topic), else DESCRIBE and DELETE on each.
+    """DELETE on the cluster (which answers for every topic), else DESCRIBE and DELETE on each,
+    after ControllerApis' validation (a name and an id together, neither, or either twice:
+    INVALID_REQUEST per entry, with Kafka's messages).
 
     By name: without DESCRIBE, TOPIC_AUTHORIZATION_FAILED whether the topic exists or not; with
     DESCRIBE but not DELETE, UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist and
     TOPIC_AUTHORIZATION_FAILED for one that does (existence as the caller's topic names know
-    it). By id (v6+): an unknown id is UNKNOWN_TOPIC_ID before any ACL; a refused one is
-    answered with its name only to a caller that may DESCRIBE it.
+    it: a name they do not hold is in ``unknown_topic_names``). By id (v6+): an unknown id is
+    UNKNOWN_TOPIC_ID before any ACL; a refused one is answered with its name only to a caller
+    that may DESCRIBE it. A deletable topic given both by name and by id is deleted by neither.
     """
 
     def decide(self, incoming: Incoming) -> RequestAuthorization:
         body = incoming.body
         by_state = hasattr(body, "topics")
-        states = body.topics if by_state else tuple(body.topic_names)
-        resolved = []  # (request item, name or None, given by id)
-        for state in states:
-            if not by_state:
-                resolved.append((state, state, False))
-            elif state.name is None and state.topic_id not in (None, ZERO_UUID):
-                resolved.append((state, incoming.topic_names.get(state.topic_id), True))
-            else:
-                resolved.append((state, state.name, False))
-        named = [name for _, name, _ in resolved if name is not None]
+        states = validation.delete_topic_states((), body.topics) if by_state else validation.delete_topic_states(body.topic_names, ())
+        by_id = [(topic_id, incoming.topic_names.get(topic_id)) for topic_id in states.ids]
+        named = [*states.names, *(name for _, name in by_id if name is not None)]
         verdicts = incoming.ask([(DESCRIBE, TOPIC, n) for n in named] + [(DELETE, TOPIC, n) for n in named])
         cluster_allows = incoming.cluster_allows(DELETE, log_if_denied=False)
+
+        def describable(name: str) -> bool:
+            return cluster_allows or verdicts.allowed(DESCRIBE, TOPIC, name)
+
+        def deletable(name: str) -> bool:
+            return cluster_allows or verdicts.allowed(DELETE, TOPIC, name)
+
         existing = set(incoming.topic_names.values())
-        kept: list = []
-        refused: list[tuple[str | None, uuid.UUID | None, KafkaErrorCode, ResourcePattern | None]] = []  # (name shown, id, error, resource)
-        for state, name, by_id in resolved:
-            topic_id = getattr(state, "topic_id", None)
+        # (name shown, id, error, message, resource) of each entry answered here
+        refused: list[tuple[str | None, uuid.UUID, KafkaErrorCode, str | None, ResourcePattern | None]] = [
+            (name, topic_id, KafkaErrorCode.INVALID_REQUEST, message, None) for name, topic_id, message in states.invalid
+        ]
+        deleting_ids = {}
+        for topic_id, name in by_id:
             if name is None:
-                refused.append((None, topic_id, KafkaErrorCode.UNKNOWN_TOPIC_ID, None))
-                continue
-            describable = cluster_allows or verdicts.allowed(DESCRIBE, TOPIC, name)
-            deletable = cluster_allows or verdicts.allowed(DELETE, TOPIC, name)
-            if deletable:
-                kept.append(state)
-            elif by_id:
-                refused.append((name if describable else None, topic_id, TOPIC_AUTHORIZATION_FAILED, ResourcePattern(TOPIC, name)))
-            elif describable and name not in existing:
-                refused.append((name, None, KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None))
+                refused.append((None, topic_id, KafkaErrorCode.UNKNOWN_TOPIC_ID, None, None))
+            elif deletable(name):
+                deleting_ids[name] = topic_id
             else:
-                refused.append((name, None, TOPIC_AUTHORIZATION_FAILED, ResourcePattern(TOPIC, name)))
+                refused.append((name if describable(name) else None, topic_id, TOPIC_AUTHORIZATION_FAILED, None, ResourcePattern(TOPIC, name)))
+        deleting_names, unknown_names = [], set()
+        for name in states.names:
+            if not describable(name):
+                refused.append((name, ZERO_UUID, TOPIC_AUTHORIZATION_FAILED, None, ResourcePattern(TOPIC, name)))
+            elif name in deleting_ids:
+                message = validation.NAME_OF_A_GIVEN_ID
+                refused.append((name, deleting_ids.pop(name), KafkaErrorCode.INVALID_REQUEST, message, None))
+            elif deletable(name):
+                deleting_names.append(name)  # whether it exists is the broker's to say
+            elif name not in existing:
+                unknown_names.add(name)
+                refused.append((name, ZERO_UUID, KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None, None))
+            else:
+                refused.append((name, ZERO_UUID, TOPIC_AUTHORIZATION_FAILED, None, ResourcePattern(TOPIC, name)))
         if not refused:
             return incoming.allowed_whole()
+        if by_state:
+            state_type = wire.item_type(type(body), "topics")
+            kept = (*(wire.build(state_type, name=name, topic_id=ZERO_UUID) for name in deleting_names),
+                    *(wire.build(state_type, name=None, topic_id=topic_id) for topic_id in deleting_ids.values()))
+            forward = replace(body, topics=kept) if kept else None
+        else:
+            forward = replace(body, topic_names=tuple(deleting_names)) if deleting_names else None
         schema = incoming.response_schema
         entry_type = wire.item_type(schema, "responses")
         entries = tuple(
-            wire.build(entry_type, name=name, topic_id=topic_id or ZERO_UUID, **error_fields(entry_type, error))
-            for name, topic_id, error, _ in refused
+            wire.build(entry_type, name=name, topic_id=topic_id, **error_fields(entry_type, error, message))
+            for name, topic_id, error, message, _ in refused
         )
 
         def respond(answer):
             base = wire.build(schema) if answer is None else answer
             return replace(base, responses=(*base.responses, *entries))
 
-        field = "topics" if by_state else "topic_names"
-        forward = replace(body, **{field: tuple(kept)}) if kept else None
-        refusals = [Refusal(name, error, resource) for name, _, error, resource in refused]
-        return incoming.decided(forward, refusals, respond)
+        refusals = [
+            Refusal(name if name is not None else topic_id, error, resource, message)
+            for name, topic_id, error, message, resource in refused
+        ]
+        return incoming.decided(forward, refusals, respond, unknown_topic_names=unknown_names)
 
 
 # ---------------------------------------------------------------------- configs
 
 _CONFIG_TOPIC, _CONFIG_BROKER, _CONFIG_BROKER_LOGGER, _CONFIG_CLIENT_METRICS, _CONFIG_GROUP = 2, 4, 8, 16, 32
+_CONFIG_TYPES = frozenset({_CONFIG_TOPIC, _CONFIG_BROKER, _CONFIG_BROKER_LOGGER, _CONFIG_CLIENT_METRICS, _CONFIG_GROUP})
 _CONFIG_ERRORS = {
     TOPIC: TOPIC_AUTHORIZATION_FAILED,
     CLUSTER_TYPE: CLUSTER_AUTHORIZATION_FAILED,
@@ -161,12 +183,25 @@ _CONFIG_ERRORS = {
 class ConfigsRule(ItemRule):
     """DescribeConfigs, AlterConfigs and IncrementalAlterConfigs: ``operation`` on the topic or
     the group a config resource names, or on the cluster for broker, broker-logger and
-    client-metrics resources; refused with Kafka's message for that kind of resource. A
-    resource type with no rule goes on: the broker answers it (INVALID_REQUEST)."""
+    client-metrics resources; refused with Kafka's message for that kind of resource.
 
-    def __init__(self, operation: AclOperation, response_items: str):
+    Kafka's validation comes first: a resource of a type Kafka does not know for the API
+    (AlterConfigs has no broker-logger resources) is never asked about nor forwarded
+    (DescribeConfigs: the whole request INVALID_REQUEST; the alters: that resource), and an
+    alter refuses a resource given twice, a config key given twice and a missing value
+    (ConfigAdminManager.preprocess)."""
+
+    def __init__(self, operation: AclOperation, response_items: str, known_types: frozenset[int]):
         layout = ItemLayout("resources", response_items, key="resource_name", copied=("resource_type", "resource_name"))
-        super().__init__(layout, TOPIC, operation, TOPIC_AUTHORIZATION_FAILED)
+        super().__init__(layout, TOPIC, operation, TOPIC_AUTHORIZATION_FAILED, default_messages=True)
+        self.known_types = known_types
+
+    def invalid_items(self, incoming: Incoming, items):
+        unknown = [item for item in items if item.resource_type not in self.known_types]
+        if incoming.api_key == ApiKey.DESCRIBE_CONFIGS:
+            invalid = validation.Invalid(KafkaErrorCode.INVALID_REQUEST, KafkaErrorCode.INVALID_REQUEST.message)
+            return [(item, invalid) for item in items] if unknown else []
+        return validation.alter_configs_problems(items, self.known_types, deleting=incoming.api_key == ApiKey.INCREMENTAL_ALTER_CONFIGS)
 
     def question(self, incoming: Incoming, item):
         kind = item.resource_type
@@ -180,9 +215,6 @@ class ConfigsRule(ItemRule):
 
     def error_for(self, question) -> KafkaErrorCode:
         return _CONFIG_ERRORS[question[1]]
-
-    def refused_entry(self, response_schema: type, item, error: KafkaErrorCode):
-        return replace(super().refused_entry(response_schema, item, error), error_message=error.message)
 
 
 # ---------------------------------------------------------------------- cluster-wide requests refused per item
@@ -263,9 +295,9 @@ RULES: dict[ApiKey, Rule] = {
     ApiKey.CREATE_PARTITIONS: ItemRule(
         ItemLayout("topics", "results", key="name", response_key="name"), TOPIC, ALTER, TOPIC_AUTHORIZATION_FAILED
     ),
-    ApiKey.DESCRIBE_CONFIGS: ConfigsRule(DESCRIBE_CONFIGS, "results"),
-    ApiKey.ALTER_CONFIGS: ConfigsRule(ALTER_CONFIGS, "responses"),
-    ApiKey.INCREMENTAL_ALTER_CONFIGS: ConfigsRule(ALTER_CONFIGS, "responses"),
+    ApiKey.DESCRIBE_CONFIGS: ConfigsRule(DESCRIBE_CONFIGS, "results", _CONFIG_TYPES),
+    ApiKey.ALTER_CONFIGS: ConfigsRule(ALTER_CONFIGS, "responses", _CONFIG_TYPES - {_CONFIG_BROKER_LOGGER}),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: ConfigsRule(ALTER_CONFIGS, "responses", _CONFIG_TYPES),
     ApiKey.ALTER_REPLICA_LOG_DIRS: ClusterRefusedPerPartition(
         ALTER, _log_dir_partitions, "results", "topic_name", "partitions", "partition_index"
     ),

@@ -41,12 +41,15 @@ class Refusal:
 
     ``item`` names it as the response does (a topic name, ``(topic, partition)``, a group id,
     a transactional id; None for the whole request); ``resource`` is the resource whose ACLs
-    refused it (None when the refusal is not about an ACL, such as an unknown topic id).
+    refused it (None when the refusal is not about an ACL: an unknown topic id, or an item
+    Kafka refuses as malformed, whose ``message`` says why).
     """
 
     item: Any
     error: KafkaErrorCode
     resource: ResourcePattern | None = None
+    message: str | None = None
+    """Why, when Kafka says more than the error's name (a malformed item's refusal)."""
 
 
 @frozen
@@ -63,6 +66,9 @@ class RequestAuthorization:
     - ``unknown_topic_ids``: topic ids the caller's topic names did not know. Such items are
       refused UNKNOWN_TOPIC_ID, as Kafka does; a gateway that can learn names (a Metadata
       request upstream) learns them and asks again.
+    - ``unknown_topic_names``: topic names whose existence decides the answer (DeleteTopics
+      tells a caller who may DESCRIBE but not DELETE a topic whether it exists) and that the
+      caller's topic names did not hold: taken as missing; a gateway learns and asks again.
     """
 
     api_key: ApiKey
@@ -73,6 +79,12 @@ class RequestAuthorization:
     unknown_topic_ids: frozenset[uuid.UUID] = frozenset()
     respond: ResponseMaker | None = field(default=None, repr=False, eq=False)
     """None: the answer to ``forward`` is the client's response as it is."""
+    unknown_topic_names: frozenset[str] = frozenset()
+
+    @property
+    def needs_topic_names(self) -> bool:
+        """The answer depends on topics the caller's topic names did not hold."""
+        return bool(self.unknown_topic_ids or self.unknown_topic_names)
 
     @property
     def unchanged(self) -> bool:
@@ -147,9 +159,11 @@ class Incoming:
             return 0
         return operations_to_bitfield(self.security.authorized_operations(self.context, CLUSTER))
 
-    def decided(self, forward, refusals=(), respond: ResponseMaker | None = None, unknown_topic_ids=frozenset()) -> RequestAuthorization:
+    def decided(self, forward, refusals=(), respond: ResponseMaker | None = None, unknown_topic_ids=frozenset(),
+                unknown_topic_names=frozenset()) -> RequestAuthorization:
         return RequestAuthorization(
-            self.api_key, self.version, self.body, forward, tuple(refusals), frozenset(unknown_topic_ids), respond
+            self.api_key, self.version, self.body, forward, tuple(refusals), frozenset(unknown_topic_ids), respond,
+            frozenset(unknown_topic_names),
         )
 
     def allowed_whole(self) -> RequestAuthorization:
@@ -199,9 +213,14 @@ def replace(entity, **values):
     return dataclasses.replace(entity, **values)
 
 
-def error_fields(entity_type: type, error: KafkaErrorCode) -> dict[str, Any]:
-    """``error_code=error`` for an entity type that has the field, else nothing."""
-    return {"error_code": wire.error_code(error)} if "error_code" in field_names(entity_type) else {}
+def error_fields(entity_type: type, error: KafkaErrorCode, message: str | None = None) -> dict[str, Any]:
+    """``error_code=error`` (and ``error_message=message`` when given) for the fields
+    ``entity_type`` has, else nothing."""
+    names = field_names(entity_type)
+    fields: dict[str, Any] = {"error_code": wire.error_code(error)} if "error_code" in names else {}
+    if message is not None and "error_message" in names:
+        fields["error_message"] = message
+    return fields
 
 
 def whole_error_response(incoming: Incoming, error: KafkaErrorCode) -> ResponseMaker:

@@ -11,26 +11,10 @@ from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.request_rules.core import Incoming, RequestAuthorization, Rule
 from kafkasec.protocol.request_rules.topics import Check, TopicLayout, TopicPartitionRule
+from kafkasec.protocol.request_rules.validation import is_transactional, produce_records_problem
 
 READ, WRITE, DESCRIBE, DELETE = AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE, AclOperation.DELETE
 CLUSTER_ACTION = AclOperation.CLUSTER_ACTION
-
-# A record batch (magic 2): baseOffset int64, batchLength int32, partitionLeaderEpoch int32,
-# magic int8, crc uint32, then attributes int16, whose bit 4 (in its low byte) marks a
-# transactional batch.
-_MAGIC_AT, _ATTRIBUTES_LOW_BYTE_AT = 16, 22
-_TRANSACTIONAL = 0x10
-
-
-def is_transactional(records) -> bool:
-    """Whether the first batch of a partition's records is transactional (Kafka's
-    ``RequestUtils.hasTransactionalRecords`` reads the same bit). Only the batch header is
-    read: the records pass through as bytes. A v0/v1 message set has no transactions."""
-    return bool(
-        records and len(records) > _ATTRIBUTES_LOW_BYTE_AT and records[_MAGIC_AT] == 2
-        and records[_ATTRIBUTES_LOW_BYTE_AT] & _TRANSACTIONAL
-    )
-
 
 PRODUCE_LAYOUT = TopicLayout(
     "topic_data", "partition_data", "index", "responses", "partition_responses", "index",
@@ -54,6 +38,18 @@ class ProduceRule(TopicPartitionRule):
                 if is_transactional(partition.records):
                     return True
         return False
+
+    def invalid_partitions(self, incoming: Incoming, topic, name: str):
+        """Kafka's checks of each authorized partition's records (``ProduceRequest.validateRecords``
+        and LogValidator's refusal of a client's control batch): exactly one batch, so that the
+        batch whose header the transactional check read is all the broker appends."""
+        version = incoming.version
+        malformed = []
+        for partition in topic.partition_data:
+            problem = produce_records_problem(version, partition.records, f"{name}-{partition.index}")
+            if problem is not None:
+                malformed.append((partition, problem))
+        return malformed
 
     @classmethod
     def _transactional_id(cls, incoming: Incoming):

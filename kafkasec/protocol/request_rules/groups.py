@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType
-from kafkasec.errors import KafkaErrorCode
+from kafkasec.errors import InvalidRequestError, KafkaErrorCode
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.request_rules.core import (
@@ -24,6 +24,7 @@ from kafkasec.protocol.request_rules.core import (
 )
 from kafkasec.protocol.request_rules.items import ItemLayout, ItemRule, WholeRule
 from kafkasec.protocol.request_rules.topics import Check, TopicLayout, TopicPartitionRule, no_checks, topic_name
+from kafkasec.protocol.request_rules.validation import Invalid
 
 READ, DESCRIBE, DELETE = AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE
 GROUP, TOPIC = ResourceType.GROUP, ResourceType.TOPIC
@@ -224,13 +225,20 @@ def coordinator_question(key_type: int, key: str) -> tuple[tuple[AclOperation, R
     return (DESCRIBE, GROUP, key), GROUP_AUTHORIZATION_FAILED
 
 
+def _unknown_key_type(incoming: Incoming) -> str | None:
+    """Kafka's ``CoordinatorType.forId`` refuses a key type it does not know, before any ACL."""
+    key_type = getattr(incoming.body, "key_type", _GROUP_KEY)
+    return None if key_type in (_GROUP_KEY, _TRANSACTION_KEY, _SHARE_KEY) else f"Unknown coordinator type received: {key_type}"
+
+
 class FindCoordinatorRule(ItemRule):
     """v4+ asks for several keys (each answered on its own); earlier versions for one key,
     refused whole with no node."""
 
     def __init__(self):
         layout = ItemLayout("coordinator_keys", "coordinators", response_key="key", error_values=COORDINATOR_NOT_FOUND)
-        super().__init__(layout, GROUP, DESCRIBE, GROUP_AUTHORIZATION_FAILED)
+        # Kafka's coordinator entries carry the error's default message, as v0-v3's answer does.
+        super().__init__(layout, GROUP, DESCRIBE, GROUP_AUTHORIZATION_FAILED, default_messages=True)
 
     def question(self, incoming: Incoming, item):
         return coordinator_question(getattr(incoming.body, "key_type", _GROUP_KEY), item)[0]
@@ -240,19 +248,27 @@ class FindCoordinatorRule(ItemRule):
             question[1], KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED
         )
 
+    def invalid_items(self, incoming: Incoming, items):
+        problem = _unknown_key_type(incoming)
+        return [] if problem is None else [(item, Invalid(KafkaErrorCode.INVALID_REQUEST, problem)) for item in items]
+
     def decide(self, incoming: Incoming) -> RequestAuthorization:
         body = incoming.body
         if "coordinator_keys" in field_names(body.__class__):
             return super().decide(incoming)
+        problem = _unknown_key_type(incoming)
+        if problem is not None:
+            raise InvalidRequestError(problem)
         question, error = coordinator_question(getattr(body, "key_type", _GROUP_KEY), body.key)
         if incoming.ask([question]).allowed(*question):
             return incoming.allowed_whole()
         schema = incoming.response_schema
 
         def respond(_answer):
-            return wire.build(schema, **COORDINATOR_NOT_FOUND, **error_fields(schema, error))
+            return wire.build(schema, **COORDINATOR_NOT_FOUND, **error_fields(schema, error, error.message))
 
         return incoming.refused_whole(error, ResourcePattern(question[1], question[2]), respond)
+
 
 
 # ---------------------------------------------------------------------- ListGroups

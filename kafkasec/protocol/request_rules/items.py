@@ -29,6 +29,7 @@ from kafkasec.protocol.request_rules.core import (
     replace,
 )
 from kafkasec.protocol.request_rules.topics import Checks, first_refused, no_checks, refused_by
+from kafkasec.protocol.request_rules.validation import Invalid
 
 
 class WholeRule(Rule):
@@ -81,8 +82,11 @@ class ItemRule(Rule):
         *,
         checks: Checks = no_checks,
         check_error_at_top: bool = False,
+        default_messages: bool = False,
     ):
         self.layout = layout
+        self.default_messages = default_messages
+        """A refused item carries its error's default message (Kafka's ``error.message``)."""
         self.resource_type = resource_type
         self.operation = operation
         self.error = error
@@ -97,17 +101,28 @@ class ItemRule(Rule):
     def error_for(self, question: Question) -> KafkaErrorCode:
         return self.error
 
-    def refused_entry(self, response_schema: type, item, error: KafkaErrorCode):
+    def invalid_items(self, incoming: Incoming, items) -> list[tuple[Any, Invalid]]:
+        """The items Kafka refuses as malformed before asking any ACL, each with why (config
+        resources of an unknown type, given twice ...); none unless an API says otherwise."""
+        return []
+
+    def refused_entry(self, response_schema: type, item, error: KafkaErrorCode, message: str | None = None):
         layout = self.layout
         entry_type = wire.item_type(response_schema, layout.response_items)
         values = {name: getattr(item, name) for name in layout.copied}
         if layout.response_key is not None:
             values[layout.response_key] = layout.name(item)
-        return wire.build(entry_type, **values, **layout.error_values, **error_fields(entry_type, error))
+        if message is None and self.default_messages:
+            message = error.message
+        return wire.build(entry_type, **values, **layout.error_values, **error_fields(entry_type, error, message))
 
     def decide(self, incoming: Incoming) -> RequestAuthorization:
         layout = self.layout
         items = getattr(incoming.body, layout.items) or ()
+        invalid = self.invalid_items(incoming, items)
+        if invalid:
+            malformed = {id(item) for item, _ in invalid}
+            items = tuple(item for item in items if id(item) not in malformed)
         checks = list(self.checks(incoming))
         questions = [self.question(incoming, item) for item in items]
         verdicts = incoming.ask([check.question for check in checks] + [q for q in questions if q is not None])
@@ -115,18 +130,20 @@ class ItemRule(Rule):
         if refused_check is not None and self.check_error_at_top:
             return refused_by(incoming, refused_check)
         kept, refused = [], []
+        refused_as_malformed = [(item, why.error, None, why.message) for item, why in invalid]
         for item, question in zip(items, questions):
             if refused_check is not None:
-                refused.append((item, refused_check.error, refused_check.resource))
+                refused.append((item, refused_check.error, refused_check.resource, None))
             elif question is None or verdicts.allowed(*question):
                 kept.append(item)
             else:
-                refused.append((item, self.error_for(question), ResourcePattern(question[1], question[2])))
+                refused.append((item, self.error_for(question), ResourcePattern(question[1], question[2]), None))
+        refused = refused_as_malformed + refused
         if not refused:
             return incoming.allowed_whole()
         schema = incoming.response_schema
-        entries = tuple(self.refused_entry(schema, item, error) for item, error, _ in refused)
-        refusals = [Refusal(layout.name(item), error, resource) for item, error, resource in refused]
+        entries = tuple(self.refused_entry(schema, item, error, message) for item, error, _, message in refused)
+        refusals = [Refusal(layout.name(item), error, resource, message) for item, error, resource, message in refused]
         forward = replace(incoming.body, **{layout.items: tuple(kept)}) if kept else None
 
         def respond(answer):

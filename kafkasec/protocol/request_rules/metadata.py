@@ -18,9 +18,10 @@ what comes back is cut to what the caller may DESCRIBE:
 from __future__ import annotations
 
 from kafkasec.acl import AclOperation, ResourcePattern, ResourceType
-from kafkasec.errors import KafkaErrorCode
+from kafkasec.errors import InvalidRequestError, KafkaErrorCode
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.protocol.request_rules import validation
 from kafkasec.protocol.request_rules.core import (
     ZERO_UUID,
     Incoming,
@@ -28,6 +29,7 @@ from kafkasec.protocol.request_rules.core import (
     RequestAuthorization,
     Rule,
     error_fields,
+    field_names,
     replace,
 )
 from kafkasec.protocol.request_rules.topics import topic_name
@@ -50,9 +52,24 @@ class TopicListingRule(Rule):
 
     def decide(self, incoming: Incoming) -> RequestAuthorization:
         body = incoming.body
+        if incoming.api_key == ApiKey.METADATA:
+            problem = validation.metadata_topics_problem(incoming.version, body.topics)
+            if problem is not None:
+                raise InvalidRequestError(problem)
         everything = self.lists_everything(incoming)
-        requested = () if everything else body.topics
-        names = [topic_name(incoming, topic) for topic in requested]
+        by_id = not everything and _names_topics_by_id(incoming)
+        if by_id:
+            # Kafka goes by the ids alone when any is given, and ignores the names beside them.
+            # The broker behind is asked by the names the ids stand for, which every broker
+            # answers, so what it answers is what was authorized.
+            requested = tuple(topic for topic in body.topics if topic.topic_id not in (None, ZERO_UUID))
+            names = [incoming.topic_names.get(topic.topic_id) for topic in requested]
+            body = replace(body, topics=tuple(
+                replace(topic, name=name, topic_id=ZERO_UUID) for topic, name in zip(requested, names) if name is not None
+            ))
+        else:
+            requested = () if everything else body.topics
+            names = [topic_name(incoming, topic) for topic in requested]
         questions = [(DESCRIBE, TOPIC, name) for name in names if name is not None]
         creating = getattr(body, "allow_auto_topic_creation", False) and not everything
         if creating:
@@ -61,16 +78,17 @@ class TopicListingRule(Rule):
         kept, refused = [], []
         for topic, name in zip(requested, names):
             if name is not None and verdicts.allowed(DESCRIBE, TOPIC, name):
-                kept.append(topic)
+                kept.append((topic, name))
             else:
                 refused.append((topic, name))
+        asked = {name for _, name in kept}
         forward = body
         if refused:
-            forward = replace(forward, topics=tuple(kept))
+            forward = replace(forward, topics=tuple(topic for topic in forward.topics if topic.name in asked))
+        asked_ids = {name: topic.topic_id for topic, name in kept} if by_id else {}
         not_creatable: set[str] = set()
         if creating and kept and not incoming.cluster_allows(CREATE):
-            kept_names = [name for name in (topic_name(incoming, t) for t in kept) if name is not None]
-            not_creatable = {name for name in kept_names if not verdicts.allowed(CREATE, TOPIC, name)}
+            not_creatable = {name for name in asked if not verdicts.allowed(CREATE, TOPIC, name)}
             if not_creatable:
                 forward = replace(forward, allow_auto_topic_creation=False)
         wants_operations = self.always_operations or getattr(body, "include_topic_authorized_operations", False)
@@ -80,7 +98,8 @@ class TopicListingRule(Rule):
         # A topic named by id is answered with its id and no name: ids are not secret, names are.
         entries = tuple(
             wire.build(
-                topic_type, name=getattr(topic, "name", name), topic_id=getattr(topic, "topic_id", None) or ZERO_UUID,
+                topic_type, name=None if by_id else getattr(topic, "name", name),
+                topic_id=getattr(topic, "topic_id", None) or ZERO_UUID,
                 **error_fields(topic_type, TOPIC_AUTHORIZATION_FAILED if name is not None else KafkaErrorCode.UNKNOWN_TOPIC_ID),
             )
             for topic, name in refused
@@ -101,27 +120,56 @@ class TopicListingRule(Rule):
             else:
                 # Only what was asked, whatever the broker adds: a broker that answers an empty
                 # list with every topic (Tansu does; Kafka answers none) must not list them here.
-                asked = {topic_name(incoming, t) for t in kept}
                 topics = tuple(t for t in topics if t.name in asked)
+            if asked_ids:
+                # An id asked for whose name now stands for another topic (deleted and made
+                # again), or for none, is unknown, as Kafka answers it.
+                answered = {t.name: t for t in topics}
+                topics = tuple(
+                    answered[name] if name in answered and answered[name].topic_id == topic_id
+                    else _unknown_id(topic_type, topic_id)
+                    for name, topic_id in asked_ids.items()
+                )
             if not_creatable:
                 # Kafka creates a missing topic only for a caller with CREATE, and refuses it
                 # to anyone else: the broker's "unknown" is that refusal.
                 missing = KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 topics = tuple(
-                    replace(t, topic_id=ZERO_UUID, partitions=(), **error_fields(type(t), TOPIC_AUTHORIZATION_FAILED))
+                    replace(t, partitions=(), **_zero_id(type(t)), **error_fields(type(t), TOPIC_AUTHORIZATION_FAILED))
                     if t.name in not_creatable and t.error_code == missing else t
                     for t in topics
                 )
             if wants_operations:
-                names = [t.name for t in topics if t.error_code == 0]
-                bits = dict(zip(names, incoming.operation_bits(TOPIC, names)))
+                described_names = [t.name for t in topics if t.error_code == 0]
+                bits = dict(zip(described_names, incoming.operation_bits(TOPIC, described_names)))
                 topics = tuple(replace(t, topic_authorized_operations=bits[t.name]) if t.name in bits else t for t in topics)
             response = replace(answer, topics=(*topics, *entries))
+            cursor = getattr(answer, "next_cursor", None)
+            if cursor is not None and not incoming.described(TOPIC, [cursor.topic_name]):
+                # DescribeTopicPartitions pages on from the topic its cursor names: one the caller
+                # may not describe ends the listing here rather than show its name.
+                response = replace(response, next_cursor=None)
             if cluster_bits is not None:
                 response = replace(response, cluster_authorized_operations=cluster_bits)
             return response
 
         return incoming.decided(forward, refusals, respond, unknown_ids)
+
+
+def _names_topics_by_id(incoming: Incoming) -> bool:
+    """Metadata v12+ naming some topic by id (DescribeTopicPartitions has no ids)."""
+    return incoming.version >= 12 and any(
+        getattr(topic, "topic_id", None) not in (None, ZERO_UUID) for topic in incoming.body.topics
+    )
+
+
+def _zero_id(topic_type: type) -> dict:
+    """The zero topic id, for the answer versions that carry one (v10+)."""
+    return {"topic_id": ZERO_UUID} if "topic_id" in field_names(topic_type) else {}
+
+
+def _unknown_id(topic_type: type, topic_id):
+    return wire.build(topic_type, name=None, topic_id=topic_id, **error_fields(topic_type, KafkaErrorCode.UNKNOWN_TOPIC_ID))
 
 
 RULES: dict[ApiKey, Rule] = {

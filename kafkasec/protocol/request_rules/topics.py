@@ -36,6 +36,7 @@ from kafkasec.protocol.request_rules.core import (
     replace,
     whole_error_response,
 )
+from kafkasec.protocol.request_rules.validation import Invalid
 
 TOPIC_AUTHORIZATION_FAILED = KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED
 UNKNOWN_TOPIC_ID = KafkaErrorCode.UNKNOWN_TOPIC_ID
@@ -118,6 +119,11 @@ class TopicLayout:
 
     def refused_topic(self, response_schema: type, topic, name: str | None, error: KafkaErrorCode):
         """The response entry of a refused request topic: each of its partitions with ``error``."""
+        return self.topic_entry(response_schema, topic, name, [(index, error, None) for index in self.partition_indexes(topic)])
+
+    def topic_entry(self, response_schema: type, topic, name: str | None,
+                    partition_errors: Iterable[tuple[int, KafkaErrorCode, str | None]]):
+        """The response entry of ``topic`` with these partitions, each (index, error, message)."""
         topic_type = wire.item_type(response_schema, self.response_topics)
         partition_type = wire.item_type(topic_type, self.response_partitions)
         partitions = tuple(
@@ -125,9 +131,9 @@ class TopicLayout:
                 partition_type,
                 **{self.response_partition_index: index},
                 **self.error_values,
-                **error_fields(partition_type, error),
+                **error_fields(partition_type, error, message),
             )
-            for index in self.partition_indexes(topic)
+            for index, error, message in partition_errors
         )
         return wire.build(topic_type, **topic_key_values(topic, name), **{self.response_partitions: partitions})
 
@@ -166,6 +172,11 @@ class TopicPartitionRule(Rule):
         """A refused check is answered in the response's top-level error field (OffsetDelete,
         ShareFetch), not on every partition."""
 
+    def invalid_partitions(self, incoming: Incoming, topic, name: str) -> list[tuple[Any, Invalid]]:
+        """The partitions of an authorized ``topic`` that Kafka refuses as malformed, each with
+        why (a Produce's records); none unless an API says otherwise."""
+        return []
+
     def topic_operation(self, incoming: Incoming) -> AclOperation | None:
         """What each topic needs; None: nothing beyond the checks (a follower's Fetch)."""
         return self.operation(incoming) if callable(self.operation) else self.operation
@@ -186,6 +197,7 @@ class TopicPartitionRule(Rule):
         kept: list[Any] = []
         refused: list[tuple[Any, str | None, KafkaErrorCode]] = []
         unknown_ids: set[uuid.UUID] = set()
+        invalid: list[tuple[Any, str, list[tuple[Any, Invalid]]]] = []  # (topic, name, its malformed partitions)
         for topic, name in zip(topics, names):
             if refused_check is not None:
                 refused.append((topic, name, refused_check.error))
@@ -193,10 +205,15 @@ class TopicPartitionRule(Rule):
                 unknown_ids.add(topic.topic_id)
                 refused.append((topic, name, UNKNOWN_TOPIC_ID))
             elif operation is None or verdicts.allowed(operation, ResourceType.TOPIC, name):
-                kept.append(topic)
+                malformed = self.invalid_partitions(incoming, topic, name)
+                if malformed:
+                    invalid.append((topic, name, malformed))
+                    topic = _without(topic, layout.partitions, [partition for partition, _ in malformed])
+                if getattr(topic, layout.partitions):
+                    kept.append(topic)
             else:
                 refused.append((topic, name, self.error))
-        if not refused:
+        if not refused and not invalid:
             return incoming.allowed_whole()
         refusals = [
             Refusal(
@@ -207,12 +224,29 @@ class TopicPartitionRule(Rule):
             )
             for _, name, error in refused
         ]
+        refusals += [
+            Refusal((name, getattr(partition, layout.partition_index)), why.error, message=why.message)
+            for _, name, malformed in invalid for partition, why in malformed
+        ]
         forward = replace(incoming.body, **{layout.topics: tuple(kept)}) if kept and refused_check is None else None
         schema = incoming.response_schema
         entries = tuple(layout.refused_topic(schema, topic, name, error) for topic, name, error in refused)
+        entries += tuple(
+            layout.topic_entry(schema, topic, name, [
+                # Kafka's partition answers carry the error alone (a PartitionResponse of Errors).
+                (getattr(partition, layout.partition_index), why.error, None) for partition, why in malformed
+            ])
+            for topic, name, malformed in invalid
+        )
 
         def respond(answer):
             base = wire.build(schema) if answer is None else answer
             return replace(base, **{layout.response_topics: (*getattr(base, layout.response_topics), *entries)})
 
         return incoming.decided(forward, refusals, respond, unknown_ids)
+
+
+def _without(entity, field: str, removed: list):
+    """``entity`` without the items of ``field`` that are in ``removed`` (by identity)."""
+    gone = {id(item) for item in removed}
+    return replace(entity, **{field: tuple(item for item in getattr(entity, field) if id(item) not in gone)})
