@@ -63,6 +63,9 @@ class Request:
 
     header: RequestHeader
     body: typing.Any
+    trailing_bytes: int = 0
+    """Bytes the frame held after the body: read past, as Kafka's clients sometimes send them,
+    but never passed on as they came (a broker behind may read them otherwise)."""
 
     @property
     def api_key(self) -> int:
@@ -331,8 +334,8 @@ def decode_request(data: bytes) -> Request:
     schema = request_schema(api_key, version)
     header_type = RequestHeaderV2 if schema.__flexible__ else RequestHeaderV1
     header, size = _read(header_type, data, 0, "the request header")
-    body, _ = _read(schema, data, size, f"the body of a request with API key {api_key} v{version}")
-    return Request(header, body)
+    body, body_size = _read(schema, data, size, f"the body of a request with API key {api_key} v{version}")
+    return Request(header, body, len(data) - size - body_size)
 
 
 def encode_request(body, *, correlation_id: int, client_id: str | None) -> bytes:

@@ -50,7 +50,14 @@ class CreateTopicsRule(Rule):
     DESCRIBE_CONFIGS on it is answered without its configs (topic_config_error_code 29)."""
 
     def decide(self, incoming: Incoming) -> RequestAuthorization:
-        topics = incoming.body.topics
+        # ControllerApis.createTopics first: a name given twice (every copy) and Kafka's own
+        # metadata topic are refused INVALID_REQUEST before any ACL is asked.
+        repeated = validation.duplicates(topic.name for topic in incoming.body.topics)
+        invalid = [(name, validation.DUPLICATE_NAME) for name in repeated]
+        topics = [topic for topic in incoming.body.topics if topic.name not in repeated]
+        if any(topic.name == validation.CLUSTER_METADATA_TOPIC for topic in topics):
+            invalid.append((validation.CLUSTER_METADATA_TOPIC, f"Creation of internal topic {validation.CLUSTER_METADATA_TOPIC} is prohibited."))
+            topics = [topic for topic in topics if topic.name != validation.CLUSTER_METADATA_TOPIC]
         names = [topic.name for topic in topics]
         verdicts = incoming.ask(
             [(CREATE, TOPIC, name) for name in names] + [(DESCRIBE_CONFIGS, TOPIC, name) for name in names]
@@ -59,14 +66,15 @@ class CreateTopicsRule(Rule):
         kept = [t for t in topics if cluster_allows or verdicts.allowed(CREATE, TOPIC, t.name)]
         refused = [t for t in topics if t not in kept]
         hidden_configs = {name for name in names if not verdicts.allowed(DESCRIBE_CONFIGS, TOPIC, name)}
-        if not refused and not hidden_configs:
+        if not refused and not hidden_configs and not invalid:
             return incoming.allowed_whole()
         schema = incoming.response_schema
         entry_type = wire.item_type(schema, "topics")
+        answered = [(name, KafkaErrorCode.INVALID_REQUEST, message) for name, message in invalid]
+        answered += [(t.name, TOPIC_AUTHORIZATION_FAILED, "Authorization failed.") for t in refused]
         entries = tuple(
-            wire.build(entry_type, name=t.name, error_message="Authorization failed.", num_partitions=-1, replication_factor=-1,
-                       **error_fields(entry_type, TOPIC_AUTHORIZATION_FAILED))
-            for t in refused
+            wire.build(entry_type, name=name, num_partitions=-1, replication_factor=-1, **error_fields(entry_type, error, message))
+            for name, error, message in answered
         )
 
         def without_configs(entry):
@@ -79,8 +87,9 @@ class CreateTopicsRule(Rule):
             base = wire.build(schema) if answer is None else answer
             return replace(base, topics=(*(without_configs(e) for e in base.topics), *entries))
 
-        forward = (incoming.body if not refused else replace(incoming.body, topics=tuple(kept))) if kept else None
-        refusals = [Refusal(t.name, TOPIC_AUTHORIZATION_FAILED, ResourcePattern(TOPIC, t.name)) for t in refused]
+        forward = (incoming.body if not (refused or invalid) else replace(incoming.body, topics=tuple(kept))) if kept else None
+        refusals = [Refusal(name, KafkaErrorCode.INVALID_REQUEST, message=message) for name, message in invalid]
+        refusals += [Refusal(t.name, TOPIC_AUTHORIZATION_FAILED, ResourcePattern(TOPIC, t.name)) for t in refused]
         return incoming.decided(forward, refusals, respond)
 
 
@@ -167,6 +176,16 @@ class DeleteTopicsRule(Rule):
             for name, topic_id, error, message, resource in refused
         ]
         return incoming.decided(forward, refusals, respond, unknown_topic_names=unknown_names)
+
+
+class CreatePartitionsRule(ItemRule):
+    """ALTER on each topic, after ControllerApis.createPartitions refuses a topic given twice
+    (INVALID_REQUEST on each copy)."""
+
+    def invalid_items(self, incoming: Incoming, items):
+        repeated = set(validation.duplicates(topic.name for topic in items))
+        duplicate = validation.Invalid(KafkaErrorCode.INVALID_REQUEST, validation.DUPLICATE_NAME)
+        return [(topic, duplicate) for topic in items if topic.name in repeated]
 
 
 # ---------------------------------------------------------------------- configs
@@ -292,7 +311,7 @@ class ClusterPerItemRule(ItemRule):
 RULES: dict[ApiKey, Rule] = {
     ApiKey.CREATE_TOPICS: CreateTopicsRule(),
     ApiKey.DELETE_TOPICS: DeleteTopicsRule(),
-    ApiKey.CREATE_PARTITIONS: ItemRule(
+    ApiKey.CREATE_PARTITIONS: CreatePartitionsRule(
         ItemLayout("topics", "results", key="name", response_key="name"), TOPIC, ALTER, TOPIC_AUTHORIZATION_FAILED
     ),
     ApiKey.DESCRIBE_CONFIGS: ConfigsRule(DESCRIBE_CONFIGS, "results", _CONFIG_TYPES),

@@ -9,9 +9,16 @@ from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkasec.errors import KafkaErrorCode
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
-from kafkasec.protocol.request_rules.core import Incoming, RequestAuthorization, Rule
+from kafkasec.protocol.request_rules.core import Incoming, Refusal, RequestAuthorization, Rule, replace
 from kafkasec.protocol.request_rules.topics import Check, TopicLayout, TopicPartitionRule
-from kafkasec.protocol.request_rules.validation import is_transactional, produce_records_problem
+from kafkasec.protocol.request_rules.validation import (
+    ADMIN_CLIENT_ID,
+    INTERNAL_TOPICS,
+    Invalid,
+    batch_producer,
+    is_transactional,
+    produce_records_problem,
+)
 
 READ, WRITE, DESCRIBE, DELETE = AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE, AclOperation.DELETE
 CLUSTER_ACTION = AclOperation.CLUSTER_ACTION
@@ -25,25 +32,33 @@ PRODUCE_LAYOUT = TopicLayout(
 class ProduceRule(TopicPartitionRule):
     """WRITE on each topic; a request with transactional batches needs WRITE on its
     transactional id first (TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition, and on
-    every partition as well when it names no transactional id)."""
+    every partition as well when it names no transactional id), and may carry the batches of
+    one producer only (INVALID_PRODUCER_ID_MAPPING on every partition, as ReplicaManager
+    refuses it). Each authorized partition's records are then checked as Kafka checks them."""
 
     def __init__(self):
         super().__init__(PRODUCE_LAYOUT, WRITE, checks=self._transactional_id)
 
     @staticmethod
-    def has_transactional_records(incoming: Incoming) -> bool:
-        # A loop, not any() over a generator: this runs for every partition of every Produce.
+    def transactional_producers(incoming: Incoming) -> set[tuple[int, int]]:
+        """The (producer id, epoch) of every partition whose batch is transactional."""
+        # Loops, not comprehensions over generators: this runs for every partition of every Produce.
+        producers = set()
         for topic in incoming.body.topic_data:
             for partition in topic.partition_data:
                 if is_transactional(partition.records):
-                    return True
-        return False
+                    producers.add(batch_producer(partition.records))
+        return producers
 
     def invalid_partitions(self, incoming: Incoming, topic, name: str):
         """Kafka's checks of each authorized partition's records (``ProduceRequest.validateRecords``
         and LogValidator's refusal of a client's control batch): exactly one batch, so that the
-        batch whose header the transactional check read is all the broker appends."""
+        batch whose header the transactional check read is all the broker appends. Kafka's
+        internal topics take no client's records (ReplicaManager.appendToLocalLog)."""
         version = incoming.version
+        if name in INTERNAL_TOPICS and incoming.context.client_id != ADMIN_CLIENT_ID:
+            internal = Invalid(KafkaErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot append to internal topic {name}")
+            return [(partition, internal) for partition in topic.partition_data]
         malformed = []
         for partition in topic.partition_data:
             problem = produce_records_problem(version, partition.records, f"{name}-{partition.index}")
@@ -54,21 +69,53 @@ class ProduceRule(TopicPartitionRule):
     @classmethod
     def _transactional_id(cls, incoming: Incoming):
         transactional_id = incoming.body.transactional_id
-        if transactional_id is not None and cls.has_transactional_records(incoming):
+        if transactional_id is not None and cls.transactional_producers(incoming):
             yield Check(WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id, KafkaErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
 
     def decide(self, incoming: Incoming) -> RequestAuthorization:
-        if incoming.body.transactional_id is None and self.has_transactional_records(incoming):
-            error = KafkaErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-            layout = self.layout
-            schema = incoming.response_schema
-            refused = tuple(layout.refused_topic(schema, topic, getattr(topic, "name", None), error) for topic in incoming.body.topic_data)
-            return incoming.refused_whole(error, None, lambda _answer: _with_topics(schema, layout, refused))
-        return super().decide(incoming)
+        producers = self.transactional_producers(incoming)
+        if producers and incoming.body.transactional_id is None:
+            return self._refuse_every_partition(incoming, KafkaErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        decided = super().decide(incoming)
+        if len(producers) > 1 and decided.forward is not None:
+            return self._refuse_every_partition(
+                incoming, KafkaErrorCode.INVALID_PRODUCER_ID_MAPPING, "Transactional records contained more than one producer ID"
+            )
+        return decided
+
+    def _refuse_every_partition(self, incoming: Incoming, error: KafkaErrorCode, message: str | None = None) -> RequestAuthorization:
+        layout = self.layout
+        schema = incoming.response_schema
+        entries = tuple(
+            layout.topic_entry(schema, topic, getattr(topic, "name", None), [
+                (index, error, message) for index in layout.partition_indexes(topic)
+            ])
+            for topic in incoming.body.topic_data
+        )
+        return incoming.decided(None, [Refusal(None, error, message=message)],
+                                lambda _answer: wire.build(schema, **{layout.response_topics: entries}))
 
 
-def _with_topics(schema, layout: TopicLayout, entries):
-    return wire.build(schema, **{layout.response_topics: entries})
+class FetchRule(TopicPartitionRule):
+    """READ on each topic from a consumer, CLUSTER_ACTION from a follower; and never a fetch
+    session (KIP-227) upstream. A session lets a broker serve the partitions of earlier
+    requests that this one does not name, which Kafka authorizes again on every fetch and a
+    broker behind the gateway would not: every Fetch goes on sessionless (session id 0, epoch
+    -1, nothing to forget), so the broker answers exactly the partitions authorized here, and
+    answers session id 0, which makes clients go on with full fetches."""
+
+    def __init__(self):
+        super().__init__(FETCH_LAYOUT, _fetch_operation, checks=_fetch_checks)
+
+    def decide(self, incoming: Incoming) -> RequestAuthorization:
+        decided = super().decide(incoming)
+        forward = decided.forward
+        if forward is None or not hasattr(forward, "session_id"):
+            return decided
+        if (forward.session_id, forward.session_epoch, forward.forgotten_topics_data) == (0, -1, ()):
+            return decided
+        sessionless = replace(forward, session_id=0, session_epoch=-1, forgotten_topics_data=())
+        return incoming.decided(sessionless, decided.refusals, decided.respond, decided.unknown_topic_ids)
 
 
 def _is_follower(incoming: Incoming) -> bool:
@@ -107,6 +154,17 @@ DESCRIBE_PRODUCERS_LAYOUT = TopicLayout(
 )
 
 
+class DeleteRecordsRule(TopicPartitionRule):
+    """DELETE on each topic; Kafka's internal topics never lose records to a client
+    (ReplicaManager.deleteRecordsOnLocalLog)."""
+
+    def invalid_partitions(self, incoming: Incoming, topic, name: str):
+        if name not in INTERNAL_TOPICS:
+            return []
+        internal = Invalid(KafkaErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot delete records of internal topic {name}")
+        return [(partition, internal) for partition in topic.partitions]
+
+
 def _offset_for_leader_epoch_operation(incoming: Incoming) -> AclOperation | None:
     """CLUSTER_ACTION on the cluster (a broker's request; not logged when refused) authorizes
     every topic; anyone else needs DESCRIBE on each (KIP-320's consumers)."""
@@ -115,10 +173,10 @@ def _offset_for_leader_epoch_operation(incoming: Incoming) -> AclOperation | Non
 
 RULES: dict[ApiKey, Rule] = {
     ApiKey.PRODUCE: ProduceRule(),
-    ApiKey.FETCH: TopicPartitionRule(FETCH_LAYOUT, _fetch_operation, checks=_fetch_checks),
+    ApiKey.FETCH: FetchRule(),
     ApiKey.LIST_OFFSETS: TopicPartitionRule(LIST_OFFSETS_LAYOUT, DESCRIBE),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: TopicPartitionRule(OFFSET_FOR_LEADER_EPOCH_LAYOUT, _offset_for_leader_epoch_operation),
-    ApiKey.DELETE_RECORDS: TopicPartitionRule(DELETE_RECORDS_LAYOUT, DELETE),
+    ApiKey.DELETE_RECORDS: DeleteRecordsRule(DELETE_RECORDS_LAYOUT, DELETE),
     ApiKey.DESCRIBE_PRODUCERS: TopicPartitionRule(DESCRIBE_PRODUCERS_LAYOUT, READ),
 }
 

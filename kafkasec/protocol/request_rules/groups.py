@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType
-from kafkasec.errors import InvalidRequestError, KafkaErrorCode
+from kafkasec.errors import InvalidRequestError, KafkaError, KafkaErrorCode
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.request_rules.core import (
@@ -289,19 +289,51 @@ def _list_groups_filter(incoming: Incoming) -> ResponseMaker | None:
 # ---------------------------------------------------------------------- heartbeats with subscriptions
 
 
+REGEX_REFUSED = (
+    "kafkasec cannot hold a broker's matches of a regular expression to the topics the member may DESCRIBE, "
+    "as Kafka does: subscribe to topics by name"
+)
+
+
+def _refuse_regexes(regexes) -> None:
+    """Kafka resolves a subscription's regular expression itself and keeps the matches the
+    member may DESCRIBE; a broker behind kafkasec would assign every match, topics the member
+    may not see included. So a regex is refused, for the whole request."""
+    if any(regexes):
+        raise KafkaError.for_code(TOPIC_AUTHORIZATION_FAILED, REGEX_REFUSED)
+
+
 def subscription_checks(operation: AclOperation):
     """KIP-848 and KIP-932 heartbeats: ``operation`` on the group, then DESCRIBE on each topic
-    the member subscribes to by name (TOPIC_AUTHORIZATION_FAILED for the whole request). A
-    regex subscription is resolved by the broker that owns the group; see docs/gateway.md for
-    what keeps the topics it matches out of reach."""
+    the member subscribes to by name (TOPIC_AUTHORIZATION_FAILED for the whole request); a
+    subscription by regular expression is refused (:func:`_refuse_regexes`)."""
 
     def checks(incoming: Incoming):
         body = incoming.body
+        _refuse_regexes([getattr(body, "subscribed_topic_regex", None)])
         yield Check(operation, GROUP, body.group_id, GROUP_AUTHORIZATION_FAILED)
         for name in getattr(body, "subscribed_topic_names", None) or ():
             yield Check(DESCRIBE, TOPIC, name, TOPIC_AUTHORIZATION_FAILED)
 
     return checks
+
+
+def streams_checks(incoming: Incoming):
+    """KIP-1071's heartbeat: READ on the group; with a topology, DESCRIBE on every topic it
+    reads, writes or keeps state in, and CREATE (on the cluster, else on each) for the
+    repartition and changelog topics the broker creates for it (TOPIC_AUTHORIZATION_FAILED
+    for the whole request); a source regex is refused (:func:`_refuse_regexes`)."""
+    body = incoming.body
+    subtopologies = body.topology.subtopologies if body.topology is not None else ()
+    _refuse_regexes([regex for sub in subtopologies for regex in sub.source_topic_regex])
+    yield Check(READ, GROUP, body.group_id, GROUP_AUTHORIZATION_FAILED)
+    created = [info.name for sub in subtopologies for info in (*sub.repartition_source_topics, *sub.state_changelog_topics)]
+    used = dict.fromkeys([*(name for sub in subtopologies for name in (*sub.source_topics, *sub.repartition_sink_topics)), *created])
+    for name in used:
+        yield Check(DESCRIBE, TOPIC, name, TOPIC_AUTHORIZATION_FAILED)
+    if created and not incoming.cluster_allows(AclOperation.CREATE, log_if_denied=False):
+        for name in dict.fromkeys(created):
+            yield Check(AclOperation.CREATE, TOPIC, name, TOPIC_AUTHORIZATION_FAILED)
 
 
 OFFSET_COMMIT_LAYOUT = TopicLayout("topics", "partitions", "partition_index", "topics", "partitions", "partition_index")
@@ -400,7 +432,7 @@ RULES: dict[ApiKey, Rule] = {
     ApiKey.SHARE_ACKNOWLEDGE: TopicPartitionRule(
         SHARE_ACKNOWLEDGE_LAYOUT, READ, checks=_share_group_checks, check_error_at_top=True
     ),
-    ApiKey.STREAMS_GROUP_HEARTBEAT: WholeRule(group_check(READ)),
+    ApiKey.STREAMS_GROUP_HEARTBEAT: WholeRule(streams_checks),
     ApiKey.STREAMS_GROUP_DESCRIBE: DescribeGroupsRule("group_ids", _topology_topics),
     ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: DescribeShareGroupOffsetsRule(),
     ApiKey.ALTER_SHARE_GROUP_OFFSETS: TopicPartitionRule(

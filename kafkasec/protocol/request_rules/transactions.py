@@ -25,6 +25,7 @@ from kafkasec.protocol.request_rules.core import (
 from kafkasec.protocol.request_rules.groups import GROUP_AUTHORIZATION_FAILED
 from kafkasec.protocol.request_rules.items import ItemLayout, ItemRule, WholeRule
 from kafkasec.protocol.request_rules.topics import Check, TopicLayout, TopicPartitionRule, no_checks
+from kafkasec.protocol.request_rules.validation import INTERNAL_TOPICS
 
 READ, WRITE, DESCRIBE = AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE
 TRANSACTIONAL_ID = ResourceType.TRANSACTIONAL_ID
@@ -50,7 +51,10 @@ class InitProducerIdRule(Rule):
     def decide(self, incoming: Incoming) -> RequestAuthorization:
         transactional_id = incoming.body.transactional_id
         if transactional_id is not None:
-            if incoming.allows((WRITE, TRANSACTIONAL_ID, transactional_id)):
+            # KIP-939's two-phase commit needs TWO_PHASE_COMMIT on the id as well, an operation
+            # kafkasec's ACLs cannot grant yet: refused, as Kafka refuses it to whom has no such ACL.
+            two_phase = getattr(incoming.body, "enable2_pc", False)
+            if not two_phase and incoming.allows((WRITE, TRANSACTIONAL_ID, transactional_id)):
                 return incoming.allowed_whole()
             error, resource = TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ResourcePattern(TRANSACTIONAL_ID, transactional_id)
         else:
@@ -86,7 +90,11 @@ class AddPartitionsToTxnRule(Rule):
             errors = {topic.name: TRANSACTIONAL_ID_AUTHORIZATION_FAILED for topic in topics}
             refusals = [Refusal(None, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, ResourcePattern(TRANSACTIONAL_ID, transactional_id))]
         else:
-            refused = {topic.name for topic in topics if not verdicts.allowed(WRITE, ResourceType.TOPIC, topic.name)}
+            # Kafka never authorizes its internal topics here, whatever the ACLs.
+            refused = {
+                topic.name for topic in topics
+                if topic.name in INTERNAL_TOPICS or not verdicts.allowed(WRITE, ResourceType.TOPIC, topic.name)
+            }
             if not refused:
                 return incoming.allowed_whole()
             errors = {

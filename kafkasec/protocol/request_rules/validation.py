@@ -92,6 +92,11 @@ def produce_records_problem(version: int, records: bytes | None, partition: str)
     return None
 
 
+def batch_producer(records: bytes) -> tuple[int, int]:
+    """The producer id (int64 at 43) and epoch (int16 at 51) of the first batch of ``records``."""
+    return int.from_bytes(records[43:51], "big", signed=True), int.from_bytes(records[51:53], "big", signed=True)
+
+
 def is_transactional(records: bytes | None) -> bool:
     """Whether a partition's batch is transactional (Kafka's ``RequestUtils.hasTransactionalRecords``
     reads the same bit of the first batch). Only the header is read: the records pass as bytes."""
@@ -102,6 +107,12 @@ def is_transactional(records: bytes | None) -> bool:
 
 
 # ---------------------------------------------------------------------- topics by name and id
+
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+"""Kafka's ``Topic.INTERNAL_TOPICS``: its coordinators' state, which clients may not write."""
+ADMIN_CLIENT_ID = "__admin_client"
+"""The client id Kafka lets write to internal topics (AdminUtils.ADMIN_CLIENT_ID)."""
+CLUSTER_METADATA_TOPIC = "__cluster_metadata"
 
 
 def duplicates(values: Iterable) -> list:
