@@ -32,6 +32,7 @@ PostgreSQL for several): each is a complete gateway, see docs/gateway.md.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import uuid
 from typing import Mapping, Sequence
@@ -57,6 +58,8 @@ UNADVERTISED_APIS = UPSTREAM_PREFIX + "unadvertised.apis"
 MAX_IN_FLIGHT = 128
 """Requests of one connection awaiting their answers, before the gateway stops reading it
 (Kafka's clients send at most max.in.flight.requests.per.connection, 5 by default)."""
+MAX_PRODUCER_IDS = 100_000
+"""Transactional producers remembered per gateway process (a few MB at most)."""
 _METADATA_VERSIONS = (10, 12)  # topic ids from v10; v13 only adds a top-level error
 
 
@@ -100,6 +103,9 @@ class Gateway:
         self.brokers: dict[int, Address] = {}
         """Upstream node id -> its (host, port), as the upstream's answers name it."""
         self.topic_names: dict[uuid.UUID, str] = {}
+        self.producer_ids: collections.OrderedDict[int, str] = collections.OrderedDict()
+        """Producer id -> the transactional id the upstream gave it, as this process saw
+        InitProducerId answered (the newest MAX_PRODUCER_IDS): see docs/gateway.md."""
 
     async def start(self) -> Gateway:
         """Learn the upstream's API versions, brokers and topics; UpstreamError when no
@@ -147,8 +153,20 @@ class Gateway:
         body = wire.build(wire.request_schema(ApiKey.METADATA, version), topics=None, allow_auto_topic_creation=False)
         self.learn(ApiKey.METADATA, await link.request(body))
 
-    def learn(self, api_key: int, response) -> None:
-        """What an upstream answer tells of brokers and topic ids."""
+    @staticmethod
+    def learns_from(api_key: int, request) -> bool:
+        """Whether the answer to ``request`` tells what the gateway keeps (beyond brokers)."""
+        return api_key == ApiKey.INIT_PRODUCER_ID and request.transactional_id is not None
+
+    def learn(self, api_key: int, response, request=None) -> None:
+        """What an upstream answer (to ``request``) tells of brokers, topic ids and producer ids."""
+        if api_key == ApiKey.INIT_PRODUCER_ID and request is not None and self.learns_from(api_key, request):
+            if response.error_code == 0 and response.producer_id >= 0:
+                self.producer_ids[int(response.producer_id)] = request.transactional_id
+                self.producer_ids.move_to_end(int(response.producer_id))
+                while len(self.producer_ids) > MAX_PRODUCER_IDS:
+                    self.producer_ids.popitem(last=False)
+            return
         self.brokers.update(brokers_in(api_key, response))
         if api_key == ApiKey.METADATA:
             for topic in response.topics:
@@ -340,7 +358,8 @@ class GatewayEndpoint(Endpoint):
 
     def _authorize(self, context, request: wire.Request):
         return authorize_request(
-            self.security, context, request.body, request.api_version, topic_names=self.gateway.topic_names
+            self.security, context, request.body, request.api_version, topic_names=self.gateway.topic_names,
+            producer_ids=self.gateway.producer_ids,
         )
 
     async def _client_answer(self, upstream_answer: asyncio.Future, authorization, request: wire.Request,
@@ -350,12 +369,13 @@ class GatewayEndpoint(Endpoint):
         api_key, version, correlation_id = request.api_key, request.api_version, request_correlation_id_of(request)
         frame = await upstream_answer
         try:
-            if authorization.passes_response and not names_brokers(api_key, version, frame):
+            passes = authorization.passes_response and not self.gateway.learns_from(api_key, request.body)
+            if passes and not names_brokers(api_key, version, frame):
                 return framed(frame, correlation_id, 0)
             _, answer = wire.decode_response(frame, api_key, version)
         except KafkaError as error:
             raise UpstreamError(f"sent an unreadable {ApiKey(api_key).title} answer: {error}") from None
-        self.gateway.learn(api_key, answer)
+        self.gateway.learn(api_key, answer, request.body)
         try:
             response = authorization.response(answer)
             brokers = brokers_in(api_key, response)

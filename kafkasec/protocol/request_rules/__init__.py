@@ -67,6 +67,7 @@ def authorize_request(
     version: int,
     *,
     topic_names: Mapping[uuid.UUID, str] | None = None,
+    producer_ids: Mapping[int, str] | None = None,
 ) -> RequestAuthorization:
     """Kafka's authorization of one decoded client request (a kio request body) of ``version``
     from ``context``, through ``security`` (a :class:`~kafkasec.KafkaSecurity`).
@@ -76,6 +77,12 @@ def authorize_request(
     does not hold is answered UNKNOWN_TOPIC_ID, as Kafka answers it. The names it holds are
     also what DeleteTopics takes as existing topics (Kafka tells a caller who may DESCRIBE a
     topic but not DELETE it whether it exists).
+
+    ``producer_ids`` maps the producer ids the broker gave to transactional ids (InitProducerId's
+    answers) to those ids: a request of one transactional id carrying a producer id given to
+    another (a transactional batch, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
+    TxnOffsetCommit, InitProducerId's re-initialization) is refused INVALID_PRODUCER_ID_MAPPING,
+    as Kafka's transaction coordinator refuses it, for a broker that does not check (KIP-890).
     """
     api_key = getattr(request, "__api_key__", None)
     if api_key is None or getattr(request, "__type__", None) is None or "Request" not in type(request).__name__:
@@ -89,7 +96,7 @@ def authorize_request(
             "answered on the connection" if api_key in CONNECTION_APIS else "an inter-broker API, never served to clients"
         )
         raise ValueError(f"{api_key.title} is {kind}, not a request to authorize and forward")
-    incoming = Incoming(security, context, api_key, version, request, topic_names or {})
+    incoming = Incoming(security, context, api_key, version, request, topic_names or {}, producer_ids or {})
     try:
         return rule.decide(incoming)
     except KafkaError as error:

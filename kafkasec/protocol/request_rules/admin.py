@@ -53,11 +53,16 @@ class CreateTopicsRule(Rule):
         # ControllerApis.createTopics first: a name given twice (every copy) and Kafka's own
         # metadata topic are refused INVALID_REQUEST before any ACL is asked.
         repeated = validation.duplicates(topic.name for topic in incoming.body.topics)
-        invalid = [(name, validation.DUPLICATE_NAME) for name in repeated]
+        invalid = [(name, KafkaErrorCode.INVALID_REQUEST, validation.DUPLICATE_NAME) for name in repeated]
         topics = [topic for topic in incoming.body.topics if topic.name not in repeated]
         if any(topic.name == validation.CLUSTER_METADATA_TOPIC for topic in topics):
-            invalid.append((validation.CLUSTER_METADATA_TOPIC, f"Creation of internal topic {validation.CLUSTER_METADATA_TOPIC} is prohibited."))
+            invalid.append((validation.CLUSTER_METADATA_TOPIC, KafkaErrorCode.INVALID_REQUEST,
+                            f"Creation of internal topic {validation.CLUSTER_METADATA_TOPIC} is prohibited."))
             topics = [topic for topic in topics if topic.name != validation.CLUSTER_METADATA_TOPIC]
+        # ReplicationControlManager.validateNewTopicNames: a name Kafka cannot hold, 17 INVALID_TOPIC_EXCEPTION.
+        problems = {topic.name: validation.topic_name_problem(topic.name) for topic in topics}
+        invalid += [(name, KafkaErrorCode.INVALID_TOPIC_EXCEPTION, problem) for name, problem in problems.items() if problem]
+        topics = [topic for topic in topics if not problems[topic.name]]
         names = [topic.name for topic in topics]
         verdicts = incoming.ask(
             [(CREATE, TOPIC, name) for name in names] + [(DESCRIBE_CONFIGS, TOPIC, name) for name in names]
@@ -70,7 +75,7 @@ class CreateTopicsRule(Rule):
             return incoming.allowed_whole()
         schema = incoming.response_schema
         entry_type = wire.item_type(schema, "topics")
-        answered = [(name, KafkaErrorCode.INVALID_REQUEST, message) for name, message in invalid]
+        answered = list(invalid)
         answered += [(t.name, TOPIC_AUTHORIZATION_FAILED, "Authorization failed.") for t in refused]
         entries = tuple(
             wire.build(entry_type, name=name, num_partitions=-1, replication_factor=-1, **error_fields(entry_type, error, message))
@@ -88,7 +93,7 @@ class CreateTopicsRule(Rule):
             return replace(base, topics=(*(without_configs(e) for e in base.topics), *entries))
 
         forward = (incoming.body if not (refused or invalid) else replace(incoming.body, topics=tuple(kept))) if kept else None
-        refusals = [Refusal(name, KafkaErrorCode.INVALID_REQUEST, message=message) for name, message in invalid]
+        refusals = [Refusal(name, error, message=message) for name, error, message in invalid]
         refusals += [Refusal(t.name, TOPIC_AUTHORIZATION_FAILED, ResourcePattern(TOPIC, t.name)) for t in refused]
         return incoming.decided(forward, refusals, respond)
 

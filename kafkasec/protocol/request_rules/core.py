@@ -22,7 +22,7 @@ from attrs import field, frozen
 
 from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType, operations_to_bitfield
 from kafkasec.context import Action, AuthorizationResult, RequestContext
-from kafkasec.errors import KafkaErrorCode
+from kafkasec.errors import KafkaError, KafkaErrorCode
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 
@@ -33,6 +33,7 @@ ResponseMaker = Callable[[Any], Any]
 """The answer to the forwarded part (None when nothing was forwarded) -> the client's response."""
 
 ZERO_UUID = uuid.UUID(int=0)
+PRODUCER_OF_ANOTHER_TRANSACTION = "The producer id was given to another transactional id"
 
 
 @frozen
@@ -120,6 +121,16 @@ class Incoming:
     version: int
     body: Any = field(repr=False)
     topic_names: Mapping[uuid.UUID, str] = field(factory=dict, repr=False)
+    producer_ids: Mapping[int, str] = field(factory=dict, repr=False)
+    """Producer id -> the transactional id the broker gave it (InitProducerId's answers)."""
+
+    def check_producer(self, transactional_id: str | None, producer_id: int) -> None:
+        """A producer id the broker gave another transactional id may not act in this one's
+        transaction: INVALID_PRODUCER_ID_MAPPING for the whole request, as Kafka's transaction
+        coordinator answers it (a broker behind may not check, KIP-890)."""
+        bound = self.producer_ids.get(producer_id)
+        if bound is not None and bound != transactional_id:
+            raise KafkaError.for_code(KafkaErrorCode.INVALID_PRODUCER_ID_MAPPING, PRODUCER_OF_ANOTHER_TRANSACTION)
 
     @property
     def response_schema(self) -> type:

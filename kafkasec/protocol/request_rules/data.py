@@ -9,7 +9,14 @@ from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkasec.errors import KafkaErrorCode
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
-from kafkasec.protocol.request_rules.core import Incoming, Refusal, RequestAuthorization, Rule, replace
+from kafkasec.protocol.request_rules.core import (
+    PRODUCER_OF_ANOTHER_TRANSACTION,
+    Incoming,
+    Refusal,
+    RequestAuthorization,
+    Rule,
+    replace,
+)
 from kafkasec.protocol.request_rules.topics import Check, TopicLayout, TopicPartitionRule
 from kafkasec.protocol.request_rules.validation import (
     ADMIN_CLIENT_ID,
@@ -74,8 +81,11 @@ class ProduceRule(TopicPartitionRule):
 
     def decide(self, incoming: Incoming) -> RequestAuthorization:
         producers = self.transactional_producers(incoming)
-        if producers and incoming.body.transactional_id is None:
+        transactional_id = incoming.body.transactional_id
+        if producers and transactional_id is None:
             return self._refuse_every_partition(incoming, KafkaErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        if any(incoming.producer_ids.get(producer_id, transactional_id) != transactional_id for producer_id, _ in producers):
+            return self._refuse_every_partition(incoming, KafkaErrorCode.INVALID_PRODUCER_ID_MAPPING, PRODUCER_OF_ANOTHER_TRANSACTION)
         decided = super().decide(incoming)
         if len(producers) > 1 and decided.forward is not None:
             return self._refuse_every_partition(

@@ -129,8 +129,11 @@ class ItemRule(Rule):
         refused_check = first_refused(checks, verdicts)
         if refused_check is not None and self.check_error_at_top:
             return refused_by(incoming, refused_check)
-        kept, refused = [], []
-        refused_as_malformed = [(item, why.error, None, why.message) for item, why in invalid]
+        kept: list[Any] = []
+        refused: list[tuple[Any, KafkaErrorCode, ResourcePattern | None, str | None]] = []
+        refused_as_malformed: list[tuple[Any, KafkaErrorCode, ResourcePattern | None, str | None]] = [
+            (item, why.error, None, why.message) for item, why in invalid
+        ]
         for item, question in zip(items, questions):
             if refused_check is not None:
                 refused.append((item, refused_check.error, refused_check.resource, None))

@@ -86,9 +86,16 @@ class TopicListingRule(Rule):
         if refused:
             forward = replace(forward, topics=tuple(topic for topic in forward.topics if topic.name in asked))
         asked_ids = {name: topic.topic_id for topic, name in kept} if by_id else {}
-        not_creatable: set[str] = set()
-        if creating and kept and not incoming.cluster_allows(CREATE):
-            not_creatable = {name for name in asked if not verdicts.allowed(CREATE, TOPIC, name)}
+        # A missing topic the caller may not create, or whose name Kafka cannot hold, is not
+        # created: the broker's "unknown" is answered as Kafka answers it.
+        not_creatable: dict[str, KafkaErrorCode] = {}
+        if creating:
+            not_creatable = {name: KafkaErrorCode.INVALID_TOPIC_EXCEPTION for name in asked if validation.topic_name_problem(name)}
+            if kept and not incoming.cluster_allows(CREATE):
+                not_creatable.update(
+                    (name, TOPIC_AUTHORIZATION_FAILED) for name in asked
+                    if name not in not_creatable and not verdicts.allowed(CREATE, TOPIC, name)
+                )
             if not_creatable:
                 forward = replace(forward, allow_auto_topic_creation=False)
         wants_operations = self.always_operations or getattr(body, "include_topic_authorized_operations", False)
@@ -131,11 +138,9 @@ class TopicListingRule(Rule):
                     for name, topic_id in asked_ids.items()
                 )
             if not_creatable:
-                # Kafka creates a missing topic only for a caller with CREATE, and refuses it
-                # to anyone else: the broker's "unknown" is that refusal.
                 missing = KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 topics = tuple(
-                    replace(t, partitions=(), **_zero_id(type(t)), **error_fields(type(t), TOPIC_AUTHORIZATION_FAILED))
+                    replace(t, partitions=(), **_zero_id(type(t)), **error_fields(type(t), not_creatable[t.name]))
                     if t.name in not_creatable and t.error_code == missing else t
                     for t in topics
                 )

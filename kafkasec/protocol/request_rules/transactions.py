@@ -34,7 +34,9 @@ CLUSTER_AUTHORIZATION_FAILED = KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED
 
 
 def transactional_id_check(incoming: Incoming):
-    yield Check(WRITE, TRANSACTIONAL_ID, incoming.body.transactional_id, TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    body = incoming.body
+    incoming.check_producer(body.transactional_id, body.producer_id)
+    yield Check(WRITE, TRANSACTIONAL_ID, body.transactional_id, TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
 
 
 def transaction_and_group_checks(incoming: Incoming):
@@ -51,6 +53,7 @@ class InitProducerIdRule(Rule):
     def decide(self, incoming: Incoming) -> RequestAuthorization:
         transactional_id = incoming.body.transactional_id
         if transactional_id is not None:
+            incoming.check_producer(transactional_id, getattr(incoming.body, "producer_id", -1))
             # KIP-939's two-phase commit needs TWO_PHASE_COMMIT on the id as well, an operation
             # kafkasec's ACLs cannot grant yet: refused, as Kafka refuses it to whom has no such ACL.
             two_phase = getattr(incoming.body, "enable2_pc", False)
@@ -82,6 +85,7 @@ class AddPartitionsToTxnRule(Rule):
                 CLUSTER_AUTHORIZATION_FAILED, CLUSTER, whole_error_response(incoming, CLUSTER_AUTHORIZATION_FAILED)
             )
         transactional_id = body.v3_and_below_transactional_id
+        incoming.check_producer(transactional_id, body.v3_and_below_producer_id)
         topics = body.v3_and_below_topics
         verdicts = incoming.ask(
             [(WRITE, TRANSACTIONAL_ID, transactional_id)] + [(WRITE, ResourceType.TOPIC, topic.name) for topic in topics]

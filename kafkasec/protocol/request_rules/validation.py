@@ -69,11 +69,10 @@ def produce_records_problem(version: int, records: bytes | None, partition: str)
     behind can read them as one.
     """
     size = len(records) if records else 0
-    first = LOG_OVERHEAD + int.from_bytes(records[8:12], "big", signed=True) if size >= LOG_OVERHEAD else 0
-    if size < LOG_OVERHEAD or first <= MAGIC_AT or first > size:
+    first = LOG_OVERHEAD + int.from_bytes(records[8:12], "big", signed=True) if records and size >= LOG_OVERHEAD else 0
+    if not records or first <= MAGIC_AT or first > size:
         return Invalid(KafkaErrorCode.INVALID_RECORD,
                        f"Produce requests with version {version} must have at least one record batch per partition")
-    assert records is not None  # size > 0
     if records[MAGIC_AT] != 2:
         return Invalid(KafkaErrorCode.INVALID_RECORD,
                        f"Produce requests with version {version} are only allowed to contain record batches with magic version 2")
@@ -113,6 +112,23 @@ INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__sha
 ADMIN_CLIENT_ID = "__admin_client"
 """The client id Kafka lets write to internal topics (AdminUtils.ADMIN_CLIENT_ID)."""
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+MAX_TOPIC_NAME = 249
+_LEGAL_TOPIC_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+def topic_name_problem(name: str) -> str | None:
+    """Kafka's ``Topic.validate``: why ``name`` cannot name a topic Kafka creates, or None. A
+    broker behind may keep topics in files or an object store, where ``..`` or ``/`` in a
+    name would reach elsewhere."""
+    if not name:
+        return "Topic name is illegal, it can't be empty"
+    if name in (".", ".."):
+        return 'Topic name cannot be "." or ".."'
+    if len(name) > MAX_TOPIC_NAME:
+        return f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME} characters, topic name: {name}"
+    if not _LEGAL_TOPIC_CHARACTERS.issuperset(name):
+        return f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
+    return None
 
 
 def duplicates(values: Iterable) -> list:
