@@ -124,19 +124,19 @@ def refusals_in(response, names) -> dict:
     return {name: codes & AUTHORIZATION_ERRORS for name, codes in found.items() if codes & AUTHORIZATION_ERRORS}
 
 
-def error_codes(entity, fields=ERROR_FIELDS) -> set[int]:
-    """Every error code other than NONE a response carries in ``fields``, at any depth."""
+def error_codes(entity) -> set[int]:
+    """Every error code other than NONE a response carries, at any depth."""
     codes: set[int] = set()
     for field in dataclasses.fields(entity):
         value = getattr(entity, field.name)
-        if field.name in fields and value:
+        if field.name in ERROR_FIELDS and value:
             codes.add(int(value))
         elif dataclasses.is_dataclass(value):
-            codes |= error_codes(value, fields)
+            codes |= error_codes(value)
         elif isinstance(value, tuple):
             for item in value:
                 if dataclasses.is_dataclass(item):
-                    codes |= error_codes(item, fields)
+                    codes |= error_codes(item)
     return codes
 
 

@@ -59,10 +59,6 @@ class CreateTopicsRule(Rule):
             invalid.append((validation.CLUSTER_METADATA_TOPIC, KafkaErrorCode.INVALID_REQUEST,
                             f"Creation of internal topic {validation.CLUSTER_METADATA_TOPIC} is prohibited."))
             topics = [topic for topic in topics if topic.name != validation.CLUSTER_METADATA_TOPIC]
-        # ReplicationControlManager.validateNewTopicNames: a name Kafka cannot hold, 17 INVALID_TOPIC_EXCEPTION.
-        problems = {topic.name: validation.topic_name_problem(topic.name) for topic in topics}
-        invalid += [(name, KafkaErrorCode.INVALID_TOPIC_EXCEPTION, problem) for name, problem in problems.items() if problem]
-        topics = [topic for topic in topics if not problems[topic.name]]
         names = [topic.name for topic in topics]
         verdicts = incoming.ask(
             [(CREATE, TOPIC, name) for name in names] + [(DESCRIBE_CONFIGS, TOPIC, name) for name in names]
@@ -70,6 +66,11 @@ class CreateTopicsRule(Rule):
         cluster_allows = incoming.cluster_allows(CREATE, log_if_denied=False)
         kept = [t for t in topics if cluster_allows or verdicts.allowed(CREATE, TOPIC, t.name)]
         refused = [t for t in topics if t not in kept]
+        # The controller then refuses a name Kafka cannot hold (ReplicationControlManager.
+        # validateNewTopicNames: 17), once CREATE was granted, as Kafka orders it.
+        problems = {t.name: validation.topic_name_problem(t.name) for t in kept}
+        invalid += [(name, KafkaErrorCode.INVALID_TOPIC_EXCEPTION, problem) for name, problem in problems.items() if problem]
+        kept = [t for t in kept if not problems[t.name]]
         hidden_configs = {name for name in names if not verdicts.allowed(DESCRIBE_CONFIGS, TOPIC, name)}
         if not refused and not hidden_configs and not invalid:
             return incoming.allowed_whole()
@@ -185,7 +186,7 @@ class DeleteTopicsRule(Rule):
 
 class CreatePartitionsRule(ItemRule):
     """ALTER on each topic, after ControllerApis.createPartitions refuses a topic given twice
-    (INVALID_REQUEST on each copy)."""
+    (INVALID_REQUEST, answered once)."""
 
     def invalid_items(self, incoming: Incoming, items):
         repeated = set(validation.duplicates(topic.name for topic in items))

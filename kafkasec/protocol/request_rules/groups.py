@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType
-from kafkasec.errors import InvalidRequestError, KafkaError, KafkaErrorCode
+from kafkasec.errors import KafkaError, KafkaErrorCode
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.request_rules.core import (
@@ -225,10 +225,10 @@ def coordinator_question(key_type: int, key: str) -> tuple[tuple[AclOperation, R
     return (DESCRIBE, GROUP, key), GROUP_AUTHORIZATION_FAILED
 
 
-def _unknown_key_type(incoming: Incoming) -> str | None:
-    """Kafka's ``CoordinatorType.forId`` refuses a key type it does not know, before any ACL."""
-    key_type = getattr(incoming.body, "key_type", _GROUP_KEY)
-    return None if key_type in (_GROUP_KEY, _TRANSACTION_KEY, _SHARE_KEY) else f"Unknown coordinator type received: {key_type}"
+def _knows_key_type(incoming: Incoming) -> bool:
+    """Kafka's ``CoordinatorType.forId`` refuses a key type it does not know (INVALID_REQUEST
+    for the whole request), before any ACL."""
+    return getattr(incoming.body, "key_type", _GROUP_KEY) in (_GROUP_KEY, _TRANSACTION_KEY, _SHARE_KEY)
 
 
 class FindCoordinatorRule(ItemRule):
@@ -249,25 +249,32 @@ class FindCoordinatorRule(ItemRule):
         )
 
     def invalid_items(self, incoming: Incoming, items):
-        problem = _unknown_key_type(incoming)
-        return [] if problem is None else [(item, Invalid(KafkaErrorCode.INVALID_REQUEST, problem)) for item in items]
+        if _knows_key_type(incoming):
+            return []
+        # Kafka's getErrorResponse writes the error's default message, not the exception's.
+        invalid = Invalid(KafkaErrorCode.INVALID_REQUEST, KafkaErrorCode.INVALID_REQUEST.message)
+        return [(item, invalid) for item in items]
 
     def decide(self, incoming: Incoming) -> RequestAuthorization:
         body = incoming.body
         if "coordinator_keys" in field_names(body.__class__):
             return super().decide(incoming)
-        problem = _unknown_key_type(incoming)
-        if problem is not None:
-            raise InvalidRequestError(problem)
+        if not _knows_key_type(incoming):
+            return self._refused_whole(incoming, KafkaErrorCode.INVALID_REQUEST, None)
         question, error = coordinator_question(getattr(body, "key_type", _GROUP_KEY), body.key)
         if incoming.ask([question]).allowed(*question):
             return incoming.allowed_whole()
+        return self._refused_whole(incoming, error, ResourcePattern(question[1], question[2]))
+
+    @staticmethod
+    def _refused_whole(incoming: Incoming, error: KafkaErrorCode, resource: ResourcePattern | None) -> RequestAuthorization:
+        """v0-v3's one key refused: no node, and the error's default message."""
         schema = incoming.response_schema
 
         def respond(_answer):
             return wire.build(schema, **COORDINATOR_NOT_FOUND, **error_fields(schema, error, error.message))
 
-        return incoming.refused_whole(error, ResourcePattern(question[1], question[2]), respond)
+        return incoming.refused_whole(error, resource, respond)
 
 
 

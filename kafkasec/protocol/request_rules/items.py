@@ -131,9 +131,10 @@ class ItemRule(Rule):
             return refused_by(incoming, refused_check)
         kept: list[Any] = []
         refused: list[tuple[Any, KafkaErrorCode, ResourcePattern | None, str | None]] = []
-        refused_as_malformed: list[tuple[Any, KafkaErrorCode, ResourcePattern | None, str | None]] = [
-            (item, why.error, None, why.message) for item, why in invalid
-        ]
+        # Kafka answers a malformed item once however often it is given (a duplicate's copies).
+        refused_as_malformed: list[tuple[Any, KafkaErrorCode, ResourcePattern | None, str | None]] = list({
+            (layout.name(item), why): (item, why.error, None, why.message) for item, why in invalid
+        }.values())
         for item, question in zip(items, questions):
             if refused_check is not None:
                 refused.append((item, refused_check.error, refused_check.resource, None))

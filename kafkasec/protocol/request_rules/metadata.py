@@ -71,7 +71,9 @@ class TopicListingRule(Rule):
             requested = () if everything else body.topics
             names = [topic_name(incoming, topic) for topic in requested]
         questions = [(DESCRIBE, TOPIC, name) for name in names if name is not None]
-        creating = getattr(body, "allow_auto_topic_creation", False) and not everything
+        # Before v4 a Metadata request cannot say "do not create": Kafka creates what it names.
+        always_creates = incoming.api_key == ApiKey.METADATA and incoming.version < 4
+        creating = (always_creates or getattr(body, "allow_auto_topic_creation", False)) and not everything
         if creating:
             questions += [(CREATE, TOPIC, name) for name in names if name is not None]
         verdicts = incoming.ask(questions)
@@ -89,6 +91,7 @@ class TopicListingRule(Rule):
         # A missing topic the caller may not create, or whose name Kafka cannot hold, is not
         # created: the broker's "unknown" is answered as Kafka answers it.
         not_creatable: dict[str, KafkaErrorCode] = {}
+        unknown_names: set[str] = set()
         if creating:
             not_creatable = {name: KafkaErrorCode.INVALID_TOPIC_EXCEPTION for name in asked if validation.topic_name_problem(name)}
             if kept and not incoming.cluster_allows(CREATE):
@@ -96,7 +99,16 @@ class TopicListingRule(Rule):
                     (name, TOPIC_AUTHORIZATION_FAILED) for name in asked
                     if name not in not_creatable and not verdicts.allowed(CREATE, TOPIC, name)
                 )
-            if not_creatable:
+            if not_creatable and always_creates:
+                # No flag to turn creation off: a topic the broker does not have yet (as far as
+                # its topic names tell; a name they lack is learnt first) is not asked at all.
+                existing = set(incoming.topic_names.values())
+                unknown_names = {name for name in not_creatable if name not in existing}
+                refused += [(topic, name) for topic, name in kept if name in unknown_names]
+                kept = [(topic, name) for topic, name in kept if name not in unknown_names]
+                asked -= unknown_names
+                forward = replace(forward, topics=tuple(topic for topic in forward.topics if topic.name in asked))
+            elif not_creatable:
                 forward = replace(forward, allow_auto_topic_creation=False)
         wants_operations = self.always_operations or getattr(body, "include_topic_authorized_operations", False)
         wants_cluster_operations = getattr(body, "include_cluster_authorized_operations", False)
@@ -158,7 +170,7 @@ class TopicListingRule(Rule):
                 response = replace(response, cluster_authorized_operations=cluster_bits)
             return response
 
-        return incoming.decided(forward, refusals, respond, unknown_ids)
+        return incoming.decided(forward, refusals, respond, unknown_ids, unknown_names)
 
 
 def _names_topics_by_id(incoming: Incoming) -> bool:
