@@ -21,7 +21,8 @@ Rows:
   partition would ask; the ratio naive / ``authorize_request`` is reported;
 - for context: ``authorize_request`` with its Action cache cleared before each call (the first
   request naming these topics), the one batched ``authorize`` alone (the floor under the rule),
-  the rule's scan of every partition's batch header for transactional records,
+  the rule's scan of every partition's batch header for transactional records, Kafka's checks of
+  every partition's records (one v2 batch, not control: validation.py),
   a request where half the topics are refused (the request is copied without them and a
   response maker is built), the v13 request (topic ids mapped to names), and what the gateway
   does around the decision: ``wire.decode_request`` of the request's bytes and
@@ -64,6 +65,7 @@ from kafkasec.context import Action, AuthorizationResult
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.request_rules import authorize_request, core as rules_core, data as rules_data
+from kafkasec.protocol.request_rules.validation import produce_records_problem
 from kafkasec.server.broker_addresses import brokers_in
 from kafkasec.server.upstream import with_correlation_id
 
@@ -193,8 +195,10 @@ def main(argv: list[str] | None = None) -> int:
              lambda: authorize_request(security, context, partly, version)),
             ("authorize_request, Produce v13 (topic ids mapped to names)",
              lambda: authorize_request(security, context, by_id, 13, topic_names=names_by_id)),
-            (f"inside it: ProduceRule.has_transactional_records (the batch header of each of the {total_partitions} "
-             "partitions)", lambda: rules_data.ProduceRule.has_transactional_records(incoming)),
+            (f"inside it: ProduceRule.transactional_producers (the batch header of each of the {total_partitions} "
+             "partitions)", lambda: rules_data.ProduceRule.transactional_producers(incoming)),
+            (f"inside it: Kafka's record checks of the {total_partitions} partitions (validation.produce_records_problem)",
+             lambda: [produce_records_problem(version, p.records, "t-0") for t in request.topic_data for p in t.partition_data]),
             (f"for context: wire.decode_request of the request ({len(frame):,} bytes)", lambda: wire.decode_request(frame)),
             ("for context: wire.request_context", lambda: wire.request_context(
                 decoded, principal, "127.0.0.1", listener_name="SASL_PLAINTEXT", security_protocol="SASL_PLAINTEXT")),

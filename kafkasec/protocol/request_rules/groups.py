@@ -356,8 +356,11 @@ ALTER_SHARE_GROUP_OFFSETS_LAYOUT = TopicLayout(
 
 def _share_group_checks(incoming: Incoming):
     group_id = incoming.body.group_id
-    if group_id is not None:
-        yield Check(READ, GROUP, group_id, GROUP_AUTHORIZATION_FAILED)
+    if group_id is None:
+        # Nothing to ask an ACL about, and a broker behind would serve the share session of
+        # whatever group it takes: refused, as a request Kafka cannot carry out.
+        raise InvalidRequestError("A share group request needs a group id")
+    yield Check(READ, GROUP, group_id, GROUP_AUTHORIZATION_FAILED)
 
 
 SHARE_OFFSETS_PARTITION_ERROR = {"start_offset": -1, "lag": -1, "leader_epoch": -1}
