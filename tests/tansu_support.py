@@ -94,11 +94,14 @@ class TansuBroker:
         storage_engine: str = "memory://tansu/",
         environment: Mapping[str, str] | None = None,
         start_timeout: float = 20.0,
+        advertised_port: int | None = None,
     ):
         self.cluster_id = cluster_id
         self.storage_engine = storage_engine
         self.environment = dict(environment or {})
         self.start_timeout = start_timeout
+        self.advertised_port = advertised_port
+        """The port Tansu names itself by in Metadata (a proxy's in front of it); None: its own."""
         self.host = HOST
         self.port: int | None = None
         self.process: subprocess.Popen | None = None
@@ -141,9 +144,10 @@ class TansuBroker:
     def _start_on(self, port: int, deadline: float) -> str:
         """One attempt: "ready", "address in use", or what else went wrong."""
         url = f"tcp://{HOST}:{port}"
+        advertised = url if self.advertised_port is None else f"tcp://{HOST}:{self.advertised_port}"
         command = [
             str(tansu_binary()), "broker", "--cluster-id", self.cluster_id, "--listener-url", url,
-            "--advertised-listener-url", url, "--storage-engine", self.storage_engine,
+            "--advertised-listener-url", advertised, "--storage-engine", self.storage_engine,
         ]
         log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
         with open(self.log_path, "ab") as log:

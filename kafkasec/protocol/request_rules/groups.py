@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceType
-from kafkasec.errors import KafkaError, KafkaErrorCode
+from kafkasec.errors import InvalidRequestError, KafkaError, KafkaErrorCode
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.request_rules.core import (
@@ -226,9 +226,10 @@ def coordinator_question(key_type: int, key: str) -> tuple[tuple[AclOperation, R
 
 
 def _knows_key_type(incoming: Incoming) -> bool:
-    """Kafka's ``CoordinatorType.forId`` refuses a key type it does not know (INVALID_REQUEST
-    for the whole request), before any ACL."""
-    return getattr(incoming.body, "key_type", _GROUP_KEY) in (_GROUP_KEY, _TRANSACTION_KEY, _SHARE_KEY)
+    """Kafka's ``CoordinatorType.forId`` refuses a key type it does not know (INVALID_REQUEST),
+    before any ACL, and KafkaApis.getCoordinator a share key before v6."""
+    key_type = getattr(incoming.body, "key_type", _GROUP_KEY)
+    return key_type in (_GROUP_KEY, _TRANSACTION_KEY) or (key_type == _SHARE_KEY and incoming.version >= 6)
 
 
 class FindCoordinatorRule(ItemRule):

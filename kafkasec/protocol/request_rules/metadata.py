@@ -56,6 +56,10 @@ class TopicListingRule(Rule):
             problem = validation.metadata_topics_problem(incoming.version, body.topics)
             if problem is not None:
                 raise InvalidRequestError(problem)
+        else:
+            problem = validation.cursor_problem(body.topics, body.cursor)
+            if problem is not None:
+                return _refused_every_topic(incoming, KafkaErrorCode.INVALID_REQUEST, problem)
         everything = self.lists_everything(incoming)
         by_id = not everything and _names_topics_by_id(incoming)
         if by_id:
@@ -171,6 +175,14 @@ class TopicListingRule(Rule):
             return response
 
         return incoming.decided(forward, refusals, respond, unknown_ids, unknown_names)
+
+
+def _refused_every_topic(incoming: Incoming, error: KafkaErrorCode, message: str) -> RequestAuthorization:
+    """DescribeTopicPartitionsRequest.getErrorResponse: ``error`` on every topic asked about."""
+    schema = incoming.response_schema
+    topic_type = wire.item_type(schema, "topics")
+    entries = tuple(wire.build(topic_type, name=topic.name, **error_fields(topic_type, error)) for topic in incoming.body.topics)
+    return incoming.decided(None, [Refusal(None, error, message=message)], lambda _answer: wire.build(schema, topics=entries))
 
 
 def _names_topics_by_id(incoming: Incoming) -> bool:

@@ -192,7 +192,9 @@ class TopicPartitionRule(Rule):
             + [(operation, ResourceType.TOPIC, name) for name in names if name is not None and operation is not None]
         )
         refused_check = first_refused(checks, verdicts)
-        if refused_check is not None and self.check_error_at_top:
+        if refused_check is not None and (self.check_error_at_top or not topics):
+            # With no topic to carry the error, the request is still refused whole (an
+            # OffsetCommit of no topics to a group the caller may not READ goes nowhere).
             return refused_by(incoming, refused_check)
         kept: list[Any] = []
         refused: list[tuple[Any, str | None, KafkaErrorCode]] = []

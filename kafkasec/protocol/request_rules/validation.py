@@ -223,3 +223,15 @@ def alter_configs_problems(resources: Sequence, known_types: frozenset[int], *, 
             if missing:
                 problems.append((resource, Invalid(invalid_request, "Null value not supported for : " + ", ".join(missing))))
     return problems
+
+
+def cursor_problem(topics: Sequence, cursor) -> str | None:
+    """DescribeTopicPartitionsRequestHandler: a cursor must name one of the topics asked about
+    (when some are) and a partition; else the whole request is refused INVALID_REQUEST."""
+    if cursor is None:
+        return None
+    if topics and cursor.topic_name not in {topic.name for topic in topics}:
+        return f"DescribeTopicPartitionsRequest topic list should contain the cursor topic: {cursor.topic_name}"
+    if cursor.partition_index < 0:
+        return f"DescribeTopicPartitionsRequest cursor partition must be valid: {cursor.topic_name}-{cursor.partition_index}"
+    return None
