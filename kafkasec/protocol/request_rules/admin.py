@@ -11,6 +11,7 @@ from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourcePattern, ResourceTy
 from kafkasec.errors import KafkaErrorCode
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.protocol.catalogue import topic_name_problem
 from kafkasec.protocol.request_rules import validation
 from kafkasec.protocol.request_rules.core import (
     CLUSTER,
@@ -68,7 +69,7 @@ class CreateTopicsRule(Rule):
         refused = [t for t in topics if t not in kept]
         # The controller then refuses a name Kafka cannot hold (ReplicationControlManager.
         # validateNewTopicNames: 17), once CREATE was granted, as Kafka orders it.
-        problems = {t.name: validation.topic_name_problem(t.name) for t in kept}
+        problems = {t.name: topic_name_problem(t.name) for t in kept}
         invalid += [(name, KafkaErrorCode.INVALID_TOPIC_EXCEPTION, problem) for name, problem in problems.items() if problem]
         kept = [t for t in kept if not problems[t.name]]
         hidden_configs = {name for name in names if not verdicts.allowed(DESCRIBE_CONFIGS, TOPIC, name)}

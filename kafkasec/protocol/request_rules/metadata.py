@@ -21,6 +21,7 @@ from kafkasec.acl import AclOperation, ResourcePattern, ResourceType
 from kafkasec.errors import InvalidRequestError, KafkaErrorCode
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.protocol.catalogue import topic_name_problem
 from kafkasec.protocol.request_rules import validation
 from kafkasec.protocol.request_rules.core import (
     ZERO_UUID,
@@ -97,7 +98,7 @@ class TopicListingRule(Rule):
         not_creatable: dict[str, KafkaErrorCode] = {}
         unknown_names: set[str] = set()
         if creating:
-            not_creatable = {name: KafkaErrorCode.INVALID_TOPIC_EXCEPTION for name in asked if validation.topic_name_problem(name)}
+            not_creatable = {name: KafkaErrorCode.INVALID_TOPIC_EXCEPTION for name in asked if topic_name_problem(name)}
             if kept and not incoming.cluster_allows(CREATE):
                 not_creatable.update(
                     (name, TOPIC_AUTHORIZATION_FAILED) for name in asked

@@ -112,25 +112,6 @@ INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__sha
 ADMIN_CLIENT_ID = "__admin_client"
 """The client id Kafka lets write to internal topics (AdminUtils.ADMIN_CLIENT_ID)."""
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
-MAX_TOPIC_NAME = 249
-_LEGAL_TOPIC_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-
-
-def topic_name_problem(name: str) -> str | None:
-    """Kafka's ``Topic.validate``: why ``name`` cannot name a topic Kafka creates, or None. A
-    broker behind may keep topics in files or an object store, where ``..`` or ``/`` in a
-    name would reach elsewhere."""
-    if not name:
-        return "Topic name is illegal, it can't be empty"
-    if name in (".", ".."):
-        return 'Topic name cannot be "." or ".."'
-    if len(name) > MAX_TOPIC_NAME:
-        return f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME} characters, topic name: {name}"
-    if not _LEGAL_TOPIC_CHARACTERS.issuperset(name):
-        return f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
-    return None
-
-
 def duplicates(values: Iterable) -> list:
     """The values given more than once, each once, in the order they first repeat."""
     seen: collections.Counter = collections.Counter()
