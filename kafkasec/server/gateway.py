@@ -151,7 +151,10 @@ class Gateway:
         if version < max(low, _METADATA_VERSIONS[0]):
             raise UpstreamError(f"the upstream speaks Metadata v{low}-v{high}; the gateway needs v10 or later (topic ids)")
         body = wire.build(wire.request_schema(ApiKey.METADATA, version), topics=None, allow_auto_topic_creation=False)
-        self.learn(ApiKey.METADATA, await link.request(body))
+        answer = await link.request(body)
+        # Every topic is in the answer: the names of deleted topics go (nothing awaits between).
+        self.topic_names.clear()
+        self.learn(ApiKey.METADATA, answer)
 
     @staticmethod
     def learns_from(api_key: int, request) -> bool:

@@ -67,9 +67,10 @@ class RequestAuthorization:
     - ``unknown_topic_ids``: topic ids the caller's topic names did not know. Such items are
       refused UNKNOWN_TOPIC_ID, as Kafka does; a gateway that can learn names (a Metadata
       request upstream) learns them and asks again.
-    - ``unknown_topic_names``: topic names whose existence decides the answer (DeleteTopics
-      tells a caller who may DESCRIBE but not DELETE a topic whether it exists) and that the
-      caller's topic names did not hold: taken as missing; a gateway learns and asks again.
+    - ``unknown_topic_names``: topic names whose existence decides the answer and that the
+      caller's topic names did not hold, or must hold fresh (DeleteTopics tells a caller who
+      may DESCRIBE but not DELETE a topic whether it exists; Metadata v1-v3 would create a
+      missing topic): answered as the topic names say; a gateway learns and asks again.
     """
 
     api_key: ApiKey

@@ -92,6 +92,13 @@ class TopicListingRule(Rule):
         forward = body
         if refused:
             forward = replace(forward, topics=tuple(topic for topic in forward.topics if topic.name in asked))
+            cursor = getattr(body, "cursor", None)
+            if cursor is not None and cursor.topic_name not in asked:
+                # DescribeTopicPartitions pages on from its cursor's topic, in name order: one
+                # refused here moves the cursor to the next topic asked, or, with none after
+                # it, leaves nothing to ask the broker.
+                later = sorted(name for name in asked if name > cursor.topic_name)
+                forward = replace(forward, cursor=replace(cursor, topic_name=later[0], partition_index=0)) if later else None
         asked_ids = {name: topic.topic_id for topic, name in kept} if by_id else {}
         # A missing topic the caller may not create, or whose name Kafka cannot hold, is not
         # created: the broker's "unknown" is answered as Kafka answers it.
@@ -105,13 +112,16 @@ class TopicListingRule(Rule):
                     if name not in not_creatable and not verdicts.allowed(CREATE, TOPIC, name)
                 )
             if not_creatable and always_creates:
-                # No flag to turn creation off: a topic the broker does not have yet (as far as
-                # its topic names tell; a name they lack is learnt first) is not asked at all.
+                # No flag to turn creation off: a topic the broker does not have (as its topic
+                # names tell, which a gateway refreshes first: they are in unknown_topic_names
+                # whether held or not, since a topic deleted since would be created again) is
+                # not asked of the broker at all.
                 existing = set(incoming.topic_names.values())
-                unknown_names = {name for name in not_creatable if name not in existing}
-                refused += [(topic, name) for topic, name in kept if name in unknown_names]
-                kept = [(topic, name) for topic, name in kept if name not in unknown_names]
-                asked -= unknown_names
+                unknown_names = set(not_creatable)
+                missing_names = {name for name in not_creatable if name not in existing}
+                refused += [(topic, name) for topic, name in kept if name in missing_names]
+                kept = [(topic, name) for topic, name in kept if name not in missing_names]
+                asked -= missing_names
                 forward = replace(forward, topics=tuple(topic for topic in forward.topics if topic.name in asked))
             elif not_creatable:
                 forward = replace(forward, allow_auto_topic_creation=False)
@@ -137,6 +147,8 @@ class TopicListingRule(Rule):
         cluster_bits = incoming.cluster_operations() if wants_cluster_operations else None
 
         def respond(answer):
+            if answer is None:
+                answer = wire.build(schema)
             topics = answer.topics
             if everything:
                 described = incoming.described(TOPIC, (t.name for t in topics))
