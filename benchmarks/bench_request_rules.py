@@ -65,9 +65,9 @@ from kafkasec.context import Action, AuthorizationResult
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.request_rules import authorize_request, core as rules_core, data as rules_data
-from kafkasec.protocol.request_rules.validation import produce_records_problem
+from kafkasec.protocol.request_rules.validation import invalid_produce_partitions
 from kafkasec.server.broker_addresses import brokers_in
-from kafkasec.server.upstream import with_correlation_id
+from kafkasec.server.upstream import framed
 
 TARGET_US = 50.0
 USER = "bench"
@@ -197,8 +197,8 @@ def main(argv: list[str] | None = None) -> int:
              lambda: authorize_request(security, context, by_id, 13, topic_names=names_by_id)),
             (f"inside it: ProduceRule.transactional_producers (the batch header of each of the {total_partitions} "
              "partitions)", lambda: rules_data.ProduceRule.transactional_producers(incoming)),
-            (f"inside it: Kafka's record checks of the {total_partitions} partitions (validation.produce_records_problem)",
-             lambda: [produce_records_problem(version, p.records, "t-0") for t in request.topic_data for p in t.partition_data]),
+            (f"inside it: Kafka's record checks of the {total_partitions} partitions (validation.invalid_produce_partitions)",
+             lambda: [invalid_produce_partitions(version, t.name, t.partition_data) for t in request.topic_data]),
             (f"for context: wire.decode_request of the request ({len(frame):,} bytes)", lambda: wire.decode_request(frame)),
             ("for context: wire.request_context", lambda: wire.request_context(
                 decoded, principal, "127.0.0.1", listener_name="SASL_PLAINTEXT", security_protocol="SASL_PLAINTEXT")),
@@ -266,11 +266,9 @@ def gateway_steps(security, principal, topic: str, record_bytes: int) -> list[tu
         ("wire.request_context", lambda: wire.request_context(
             decoded, principal, "127.0.0.1", listener_name="SASL_PLAINTEXT", security_protocol="SASL_PLAINTEXT")),
         ("authorize_request (1 partition)", lambda: authorize_request(security, context, decoded.body, version)),
-        ("the request upstream: with_correlation_id + wire.size_prefixed",
-         lambda: wire.size_prefixed(with_correlation_id(frame, 9, 4))),
+        ("the request upstream: framed (size and correlation id)", lambda: framed(frame, 9, 4)),
         ("the answer: wire.decode_response + brokers_in (Produce answers may name brokers, KIP-951)", decode_answer),
-        ("the answer to the client: with_correlation_id + wire.size_prefixed",
-         lambda: wire.size_prefixed(with_correlation_id(answer_frame, 7, 0))),
+        ("the answer to the client: framed (size and correlation id)", lambda: framed(answer_frame, 7, 0)),
     ]
 
 

@@ -92,7 +92,7 @@ _EXACTLY_ONE = "Produce requests with version 9 are only allowed to contain exac
 ], ids=["none", "empty", "cut-short", "magic-1", "two-batches", "trailing-garbage", "zstd-v6", "zstd-v7", "control",
         "valid", "valid-transactional"])
 def test_produce_records_problem(version, records, expected):
-    problem = produce_records_problem(version, records, "t-0")
+    problem = produce_records_problem(version, records, "t", 0)
     assert (None if problem is None else (problem.error, problem.message)) == expected
 
 
@@ -104,7 +104,7 @@ _BATCHES = st.sampled_from([PLAIN, CONTROL, transactional(7), record_batch([(Non
 def test_records_pass_exactly_when_they_are_one_batch_a_client_may_write(batches, trailing, version):
     records = b"".join(batches) + trailing
     one_client_batch = len(batches) == 1 and not trailing and batches[0] is not CONTROL
-    assert (produce_records_problem(version, records, "t-0") is None) == one_client_batch
+    assert (produce_records_problem(version, records, "t", 0) is None) == one_client_batch
 
 
 # ---------------------------------------------------------------------- 2. Produce through the rules

@@ -22,9 +22,8 @@ from kafkasec.protocol.request_rules.validation import (
     ADMIN_CLIENT_ID,
     INTERNAL_TOPICS,
     Invalid,
-    batch_producer,
-    is_transactional,
-    produce_records_problem,
+    invalid_produce_partitions,
+    transactional_producer,
 )
 
 READ, WRITE, DESCRIBE, DELETE = AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE, AclOperation.DELETE
@@ -53,8 +52,9 @@ class ProduceRule(TopicPartitionRule):
         producers = set()
         for topic in incoming.body.topic_data:
             for partition in topic.partition_data:
-                if is_transactional(partition.records):
-                    producers.add(batch_producer(partition.records))
+                producer = transactional_producer(partition.records)
+                if producer is not None:
+                    producers.add(producer)
         return producers
 
     def invalid_partitions(self, incoming: Incoming, topic, name: str):
@@ -66,12 +66,7 @@ class ProduceRule(TopicPartitionRule):
         if name in INTERNAL_TOPICS and incoming.context.client_id != ADMIN_CLIENT_ID:
             internal = Invalid(KafkaErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot append to internal topic {name}")
             return [(partition, internal) for partition in topic.partition_data]
-        malformed = []
-        for partition in topic.partition_data:
-            problem = produce_records_problem(version, partition.records, f"{name}-{partition.index}")
-            if problem is not None:
-                malformed.append((partition, problem))
-        return malformed
+        return invalid_produce_partitions(version, name, topic.partition_data)
 
     @classmethod
     def _transactional_id(cls, incoming: Incoming):
