@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 import crc32c
 
+from kafkasec.principals.serde import unsigned_varint
+
 Record = tuple[bytes | None, bytes | None]
 """A record's key and value; None is null (length -1)."""
 
@@ -91,11 +93,5 @@ def _bytes(data: bytes | None) -> bytes:
 
 
 def _varint(value: int) -> bytes:
-    """Zigzag then base-128, least significant group first (ByteUtils.writeVarint/writeVarlong)."""
-    unsigned = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while unsigned >= 0x80:
-        out.append((unsigned & 0x7F) | 0x80)
-        unsigned >>= 7
-    out.append(unsigned)
-    return bytes(out)
+    """Zigzag, then Kafka's unsigned varint (ByteUtils.writeVarint/writeVarlong)."""
+    return unsigned_varint((value << 1) ^ (value >> 63))
