@@ -64,8 +64,15 @@ class Request:
     header: RequestHeader
     body: typing.Any
     trailing_bytes: int = 0
-    """Bytes the frame held after the body: read past, as Kafka's clients sometimes send them,
-    but never passed on as they came (a broker behind may read them otherwise)."""
+    """Bytes the frame held after the body: read past, as Kafka's clients sometimes send them."""
+    unknown_tag_sections: int = 0
+    """Tagged-field sections that held tags this version's schema lacks, skipped as Kafka skips them."""
+
+    @property
+    def read_whole(self) -> bool:
+        """Every byte of the frame was read: a proxy may pass it on as it came. Otherwise it
+        encodes the request again, so that a broker behind never acts on what was not read."""
+        return not (self.trailing_bytes or self.unknown_tag_sections)
 
     @property
     def api_key(self) -> int:
@@ -117,11 +124,13 @@ def encode(entity) -> bytes:
     return buffer.getvalue()
 
 
-def _read(entity_type: type, data: bytes, offset: int, what: str):
+def _read(entity_type: type, data: bytes, offset: int, what: str, *, checked: bool = False):
     try:
         # kio's native reader trusts lengths: a count of 2^32 makes it allocate tens of GB and
-        # abort the process. Every length is checked against the bytes left first.
-        check_lengths(entity_type, data, offset)
+        # abort the process. Every length is checked against the bytes left first (unless the
+        # caller walked them already).
+        if not checked:
+            check_lengths(entity_type, data, offset)
         return entity_reader(entity_type)(data, offset)
     except InvalidRequestError as error:
         raise InvalidRequestError(f"could not read {what}: {error.message}") from None
@@ -141,10 +150,13 @@ class _Frame:
     """A cursor over a frame that refuses to read past its end or to trust a length that
     claims more than the bytes left (Kafka's generated readers refuse the same)."""
 
-    __slots__ = ("data", "offset", "end")
+    __slots__ = ("data", "offset", "end", "unknown_tags")
 
-    def __init__(self, data: bytes, offset: int, end: int):
+    def __init__(self, data: bytes, offset: int, end: int, unknown_tags: list | None = None):
         self.data, self.offset, self.end = data, offset, end
+        self.unknown_tags = unknown_tags
+        """Where set, each tagged-field section holding tags the schema lacks is noted in it:
+        (start, end, the bytes of the section without them)."""
 
     def skip(self, size: int, what: str) -> None:
         if size < 0 or size > self.end - self.offset:
@@ -246,19 +258,52 @@ def _field_steps(entity_type: type[Entity]) -> tuple[tuple, dict]:
 
 def _tags(frame: _Frame, tagged: dict) -> list[int]:
     """Step over a tagged-field section, checking the fields it knows; the tags present."""
+    section = frame.offset
     fields = frame.uvarint()
     if fields > frame.end - frame.offset:
         raise InvalidRequestError(f"{fields} tagged fields claimed, but only {frame.end - frame.offset} bytes remain")
     tags = []
+    kept: list[bytes] = []
     for _ in range(fields):
+        field_start = frame.offset
         tag, size = frame.uvarint(), frame.uvarint()
         start = frame.offset
         frame.skip(size, f"tagged field {tag}")
         known = tagged.get(tag)
         if known is not None:  # read it within its own size
-            known(_Frame(frame.data, start, start + size))
+            known(_Frame(frame.data, start, start + size, frame.unknown_tags))
+            kept.append(frame.data[field_start:frame.offset])
         tags.append(tag)
+    if frame.unknown_tags is not None and len(kept) < fields:
+        frame.unknown_tags.append((section, frame.offset, _uvarint(len(kept)) + b"".join(kept)))
     return tags
+
+
+def _uvarint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _known_tags_only(data: bytes, entity_types: typing.Sequence[type]) -> tuple[bytes, int]:
+    """``data`` (``entity_types`` one after the other) with every tagged field their schemas
+    lack taken out, as Kafka's generated readers skip them, and how many sections lost some;
+    every length checked on the way (InvalidRequestError)."""
+    unknown: list[tuple[int, int, bytes]] = []
+    frame = _Frame(data, 0, len(data), unknown)
+    for entity_type in entity_types:
+        _entity_checker(entity_type)(frame)
+    if not unknown:
+        return data, 0
+    pieces, at = [], 0
+    for start, end, section in sorted(unknown):
+        pieces += [data[at:start], section]
+        at = end
+    pieces.append(data[at:])
+    return b"".join(pieces), len(unknown)
 
 
 @functools.lru_cache(maxsize=None)
@@ -328,14 +373,22 @@ def decode_request_header(data: bytes, *, flexible: bool) -> RequestHeader:
 
 
 def decode_request(data: bytes) -> Request:
-    """A request frame (header and body) as a :class:`Request`."""
+    """A request frame (header and body) as a :class:`Request`. Tagged fields its version's
+    schema lacks are skipped, as Kafka's readers skip them, and so are bytes after the body
+    (a few clients send some); :attr:`Request.read_whole` says whether the frame held nothing
+    else. InvalidRequestError when it cannot be read."""
     data = bytes(data)
     api_key, version = peek_api(data)
     schema = request_schema(api_key, version)
     header_type = RequestHeaderV2 if schema.__flexible__ else RequestHeaderV1
-    header, size = _read(header_type, data, 0, "the request header")
-    body, body_size = _read(schema, data, size, f"the body of a request with API key {api_key} v{version}")
-    return Request(header, body, len(data) - size - body_size)
+    what = f"a request with API key {api_key} v{version}"
+    try:
+        data, skipped = _known_tags_only(data, (header_type, schema))
+    except InvalidRequestError as error:
+        raise InvalidRequestError(f"could not read {what}: {error.message}") from None
+    header, size = _read(header_type, data, 0, "the request header", checked=True)
+    body, body_size = _read(schema, data, size, f"the body of {what}", checked=True)
+    return Request(header, body, len(data) - size - body_size, skipped)
 
 
 def encode_request(body, *, correlation_id: int, client_id: str | None) -> bytes:

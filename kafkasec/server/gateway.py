@@ -335,7 +335,7 @@ class GatewayEndpoint(Endpoint):
             raise ConnectionClosed("a Produce with acks=0 was refused")
         if authorization.forward is None:
             return _answered(self._response(request, principal, lambda: authorization.response()))
-        if authorization.unchanged and not request.trailing_bytes:
+        if authorization.unchanged and request.read_whole:
             out = frame
         else:
             try:

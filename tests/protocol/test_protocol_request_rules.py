@@ -247,9 +247,14 @@ def test_every_decision_goes_through_the_audit_hook_in_one_batch():
 
 def test_misuse_is_a_type_or_value_error():
     with open_security() as security:
-        with pytest.raises(TypeError, match="decoded kio request"):
+        with pytest.raises(TypeError, match="what wire.decode_request gives"):
             authorize_request(security, ALICE, b"\x00\x00", 0)
         produce = CASES[0].request()
+        with pytest.raises(TypeError, match="needs its version"):
+            authorize_request(security, ALICE, produce)
+        frame = wire.encode_request(produce, correlation_id=1, client_id="c")
+        decoded = authorize_request(security, ALICE, wire.decode_request(frame))  # the version from the header
+        assert (decoded.api_key, decoded.version) == (ApiKey.PRODUCE, produce.__version__)
         with pytest.raises(ValueError, match="not v3"):
             authorize_request(security, ALICE, produce, 3)
         with pytest.raises(ValueError, match="security API"):

@@ -34,7 +34,9 @@ from typing import Any, Mapping
 
 from kafkasec.context import RequestContext
 from kafkasec.errors import KafkaError
+from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.protocol.api_versions import kio_versions
 from kafkasec.protocol.errors import ApiError
 from kafkasec.protocol.registry import error_response
 from kafkasec.protocol.request_rules import admin, data, groups, metadata, transactions
@@ -64,13 +66,15 @@ def authorize_request(
     security,
     context: RequestContext,
     request: Any,
-    version: int,
+    version: int | None = None,
     *,
     topic_names: Mapping[uuid.UUID, str] | None = None,
     producer_ids: Mapping[int, str] | None = None,
 ) -> RequestAuthorization:
-    """Kafka's authorization of one decoded client request (a kio request body) of ``version``
-    from ``context``, through ``security`` (a :class:`~kafkasec.KafkaSecurity`).
+    """Kafka's authorization of one decoded client request from ``context``, through
+    ``security`` (a :class:`~kafkasec.KafkaSecurity`): ``request`` is what
+    :func:`kafkasec.protocol.wire.decode_request` gives (a ``wire.Request``: header and body;
+    ``version`` then defaults to its header's), or a kio request body with its ``version``.
 
     ``topic_names`` maps the topic ids the broker knows to their names, for the versions that
     name topics by id (Fetch v13+, Produce v13+, OffsetCommit v10+, ShareFetch ...); an id it
@@ -84,10 +88,20 @@ def authorize_request(
     TxnOffsetCommit, InitProducerId's re-initialization) is refused INVALID_PRODUCER_ID_MAPPING,
     as Kafka's transaction coordinator refuses it, for a broker that does not check (KIP-890).
     """
+    if isinstance(request, wire.Request):
+        header_api, header_version = request.api_key, request.api_version
+        request = request.body
+        if getattr(request, "__api_key__", header_api) != header_api:
+            raise ValueError(f"the request's header names API key {header_api}, its body API key {request.__api_key__}")
+        version = header_version if version is None else version
     api_key = getattr(request, "__api_key__", None)
     if api_key is None or getattr(request, "__type__", None) is None or "Request" not in type(request).__name__:
-        raise TypeError(f"request must be a decoded kio request body, not {request!r}")
+        raise TypeError(
+            f"request must be what wire.decode_request gives (a wire.Request) or a kio request body, not {request!r}"
+        )
     api_key = ApiKey(int(api_key))
+    if version is None:
+        raise TypeError("a kio request body needs its version: authorize_request(security, context, body, version)")
     if int(request.__version__) != version:
         raise ValueError(f"the request body is {api_key.title} v{request.__version__}, not v{version}")
     rule = RULES.get(api_key)
@@ -110,6 +124,14 @@ def authorize_request(
         )
 
 
+def client_api_versions() -> dict[ApiKey, tuple[int, int]]:
+    """The client APIs kafkasec authorizes and decodes, each with the (lowest, highest)
+    version it has a rule and a schema for: what a broker that embeds kafkasec may list in
+    ApiVersions, intersected with what it serves itself (the security APIs, which kafkasec
+    answers, are not in it: see :data:`SECURITY_APIS`)."""
+    return {api_key: kio_versions(api_key) for api_key in RULES}
+
+
 __all__ = [
     "CONNECTION_APIS",
     "INTER_BROKER_APIS",
@@ -118,4 +140,5 @@ __all__ = [
     "Refusal",
     "RequestAuthorization",
     "authorize_request",
+    "client_api_versions",
 ]
