@@ -132,6 +132,16 @@ class ApiHandlers:
         return encode_or_none(body, correlation_id, f"{ApiKey(api_key).title} v{version} from {context.principal}")
 
 
+def unknown_server_error_frame(api_key: int, version: int, body, correlation_id: int) -> bytes | None:
+    """What Kafka answers a request whose handling failed unexpectedly: UNKNOWN_SERVER_ERROR
+    in the response's shape (the frame, without its size), or None where that shape has no
+    place for it (Produce, Fetch before v7) or cannot be encoded: then the connection closes."""
+    response = error_response(api_key, version, body, ApiError(KafkaErrorCode.UNKNOWN_SERVER_ERROR))
+    if not wire.carries_error(response):
+        return None
+    return encode_or_none(response, correlation_id, f"{ApiKey(api_key).title} v{version}")
+
+
 def encode_or_none(body, correlation_id: int, what: str) -> bytes | None:
     """An error response's frame, or None (logged at ERROR) when even it cannot be encoded:
     the error responses echo the request's names, which may be what could not be encoded."""
@@ -142,4 +152,4 @@ def encode_or_none(body, correlation_id: int, what: str) -> bytes | None:
         return None
 
 
-__all__ = ["ApiHandlers", "Handler", "collect_handlers", "encode_or_none", "error_response"]
+__all__ = ["ApiHandlers", "Handler", "collect_handlers", "encode_or_none", "error_response", "unknown_server_error_frame"]

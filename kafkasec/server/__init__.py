@@ -12,17 +12,22 @@ from kafkasec.protocol.catalogue import Catalogue, Group, GroupMember, Node, Top
 from kafkasec.server.authenticator import Authenticator, AuthenticatorState, Reply
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.endpoint import Endpoint
+from kafkasec.server.secure_connection import Close, Handle, SecureConnection, Send
 
 __all__ = [
     "Authenticator",
     "AuthenticatorState",
     "Catalogue",
+    "Close",
     "ControllerLink",
     "Endpoint",
     "Group",
     "GroupMember",
+    "Handle",
     "KafkaConnection",
     "Node",
     "Reply",
+    "SecureConnection",
+    "Send",
     "Topic",
 ]

@@ -38,12 +38,11 @@ import uuid
 from typing import Mapping, Sequence
 
 from kafkasec.client.settings import ClientSettings
-from kafkasec.errors import KafkaError, KafkaErrorCode
+from kafkasec.errors import KafkaError
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.api_versions import VersionRanges, kio_versions
-from kafkasec.protocol.errors import ApiError
-from kafkasec.protocol.registry import ApiHandlers, encode_or_none, error_response
+from kafkasec.protocol.registry import ApiHandlers, unknown_server_error_frame
 from kafkasec.protocol.request_rules import CONNECTION_APIS, RULES, authorize_request
 from kafkasec.server.broker_addresses import Address, brokers_in, names_brokers, with_addresses
 from kafkasec.server.endpoint import ConnectionClosed, Endpoint
@@ -369,7 +368,7 @@ class GatewayEndpoint(Endpoint):
                              principal) -> Sequence[bytes | memoryview]:
         """The client's answer, in pieces to write one after the other: the upstream's bytes
         with the client's correlation id when they may pass, else the merged response."""
-        api_key, version, correlation_id = request.api_key, request.api_version, request_correlation_id_of(request)
+        api_key, version, correlation_id = request.api_key, request.api_version, _correlation_id(request)
         frame = await upstream_answer
         try:
             passes = authorization.passes_response and not self.gateway.learns_from(api_key, request.body)
@@ -395,22 +394,20 @@ class GatewayEndpoint(Endpoint):
         """The frame of the response ``make()`` gives; Kafka's answer to an unexpected error
         when making or encoding it fails (a name past what a non-flexible version can carry)."""
         try:
-            return (wire.size_prefixed(wire.encode_response(make(), correlation_id=request_correlation_id_of(request))),)
+            return (wire.size_prefixed(wire.encode_response(make(), correlation_id=_correlation_id(request))),)
         except Exception:
             log.exception("answering %s v%d from %s failed", ApiKey(request.api_key).title, request.api_version, principal)
             return self._unexpected_error(request, principal)
 
-    def _unexpected_error(self, request: wire.Request, principal) -> Sequence[bytes]:
+    @staticmethod
+    def _unexpected_error(request: wire.Request, principal) -> Sequence[bytes]:
         """What Kafka answers a request whose handling failed unexpectedly (logged by the
         caller): UNKNOWN_SERVER_ERROR in the response's shape, or, where that shape cannot
         carry it or be encoded, a clean close."""
-        what = f"{ApiKey(request.api_key).title} v{request.api_version} from {principal}"
-        body = error_response(request.api_key, request.api_version, request.body, ApiError(KafkaErrorCode.UNKNOWN_SERVER_ERROR))
-        if not wire.carries_error(body):
-            raise ConnectionClosed(f"{what}: no response can say the error; closing the connection")
-        frame = encode_or_none(body, request_correlation_id_of(request), what)
+        frame = unknown_server_error_frame(request.api_key, request.api_version, request.body, _correlation_id(request))
         if frame is None:
-            raise ConnectionClosed(f"{what}: the error response cannot be encoded; closing the connection")
+            what = f"{ApiKey(request.api_key).title} v{request.api_version} from {principal}"
+            raise ConnectionClosed(f"{what}: no error response can be given; closing the connection")
         return (wire.size_prefixed(frame),)
 
 
@@ -420,5 +417,5 @@ def _answered(pieces: Sequence[bytes]) -> asyncio.Future:
     return done
 
 
-def request_correlation_id_of(request: wire.Request) -> int:
+def _correlation_id(request: wire.Request) -> int:
     return int(request.header.correlation_id)
