@@ -5,7 +5,7 @@ what comes back says what to do, in order:
 
 - :class:`Send`: write ``data`` (whole frames, size included) once ``delay_ms`` have passed
   (a refused login waits ``connection.failed.authentication.delay.ms``);
-- :class:`Close`: close the connection (``reason`` is for the log);
+- :class:`Close`: close the connection once ``delay_ms`` have passed (``reason`` is for the log);
 - :class:`Handle`: a request that may go on. The broker carries out ``request`` (the
   authorized part of what the client sent: refused topics, groups ... are already taken out)
   and passes its answer (a kio response body) to :meth:`SecureConnection.respond`, which gives
@@ -60,6 +60,9 @@ from kafkasec.settings import SECURITY_PROTOCOLS, parse_count, parse_millisecond
 
 log = logging.getLogger(__name__)
 
+REAUTHENTICATION_PAUSE_S = 1.0
+"""Kafka begins no re-authentication within a second of the last one."""
+
 @frozen
 class Send:
     """Bytes to write to the client (whole frames), after ``delay_ms``."""
@@ -70,9 +73,11 @@ class Send:
 
 @frozen
 class Close:
-    """Close the connection; ``reason`` says why, for the broker's log."""
+    """Close the connection once ``delay_ms`` have passed (a refused login waits, answered or
+    not, so that passwords cannot be guessed fast); ``reason`` says why, for the broker's log."""
 
     reason: str
+    delay_ms: int = 0
 
 
 @frozen
@@ -138,6 +143,7 @@ class SecureConnection:
         self._buffer = bytearray()
         self._closed = False
         self._session_ends: float | None = None  # KIP-368: monotonic seconds
+        self._reauthenticated_at: float | None = None
         self._mechanism: str | None = None
         self._authenticator: Authenticator | None = None
         self.principal = None
@@ -159,6 +165,8 @@ class SecureConnection:
 
     def receive_data(self, data: bytes) -> list[Event]:
         """Events for ``data``, the next bytes the client sent (any split of its frames)."""
+        if self._closed:
+            raise ValueError("the connection is closed: nothing more is read from it")
         self._buffer += data
         events: list[Event] = []
         while not self._closed and len(self._buffer) >= wire.FRAME_SIZE.size:
@@ -180,7 +188,7 @@ class SecureConnection:
         if self._authenticator is not None:
             return self._login(frame)
         api_key = int.from_bytes(frame[:2], "big", signed=True)
-        if api_key == ApiKey.SASL_HANDSHAKE and self._session_ends is not None:
+        if api_key == ApiKey.SASL_HANDSHAKE and self._may_reauthenticate():
             self._authenticator = self._new_authenticator((self.principal, self._mechanism))
             return self._login(frame)
         if self._session_ends is not None and time.monotonic() >= self._session_ends:
@@ -195,6 +203,10 @@ class SecureConnection:
         of the request's API and version): the refusals merged in Kafka's shape. A failure to
         make or encode it is logged and answered UNKNOWN_SERVER_ERROR where the response has
         a place for it; where it has none, the bytes are empty and the broker should close."""
+        expected = wire.response_schema(handled.api_key, handled.version)
+        if answer is not None and type(answer) is not expected:
+            raise TypeError(f"the answer to {handled.api_key.title} v{handled.version} is a {expected.__name__} "
+                            f"of that version, not {type(answer).__name__}")
         request_what = f"{handled.api_key.title} v{handled.version} from {self.principal}"
         try:
             response = handled.authorization.response(answer)
@@ -224,7 +236,8 @@ class SecureConnection:
         if reply.frame is not None:
             events.append(Send(wire.size_prefixed(reply.frame), reply.delay_ms))
         if reply.close:
-            return self._close(events, f"login failed: {reply.reason}")
+            # Answered, the answer waits the delay; unanswered, the close does.
+            return self._close(events, f"login failed: {reply.reason}", 0 if reply.frame is not None else reply.delay_ms)
         if authenticator.is_complete:
             self.principal, self._mechanism = authenticator.principal, authenticator.mechanism
             lifetime_ms = authenticator.session_lifetime_ms
@@ -273,9 +286,21 @@ class SecureConnection:
         frame = unknown_server_error_frame(api_key, version, body, correlation_id)
         return [Send(wire.size_prefixed(frame))] if frame is not None else self._close([], "no error answer possible")
 
-    def _close(self, events: list[Event], reason: str) -> list[Event]:
+    def _may_reauthenticate(self) -> bool:
+        """KIP-368: a session that ends may be renewed, but a re-authentication does not begin
+        within a second of the last one (Kafka's KafkaChannel.maybeBeginServerReauthentication);
+        such a handshake is then an ordinary request, answered ILLEGAL_SASL_STATE."""
+        if self._session_ends is None:
+            return False
+        now = time.monotonic()
+        if self._reauthenticated_at is not None and now - self._reauthenticated_at < REAUTHENTICATION_PAUSE_S:
+            return False
+        self._reauthenticated_at = now
+        return True
+
+    def _close(self, events: list[Event], reason: str, delay_ms: int = 0) -> list[Event]:
         self._closed = True
-        return [*events, Close(reason)]
+        return [*events, Close(reason, delay_ms)]
 
 
 __all__ = ["Close", "Event", "Handle", "Send", "SecureConnection"]

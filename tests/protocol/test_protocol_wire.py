@@ -8,8 +8,10 @@ from kio.schema.create_acls.v3.request import AclCreation, CreateAclsRequest
 from kio.schema.create_topics.v7.response import CreatableTopicResult, CreateTopicsResponse
 from kio.schema.envelope.v0.request import EnvelopeRequest
 from kio.schema.envelope.v0.response import EnvelopeResponse
+from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
 
 from kafkasec.errors import InvalidRequestError, KafkaError
+from kafkasec.principals.serde import unsigned_varint
 from kafkasec.protocol import wire
 from kafkasec.protocol.forwardable import FORWARDABLE_APIS
 
@@ -152,3 +154,80 @@ def test_items_encoded_apart_make_the_same_bytes_as_the_whole(version, names, pa
     assembled = wire.encode_with_items(whole, "topics", [wire.encode(topic) for topic in topics])
     assert assembled.data == wire.encode(whole)
     assert wire.encode_response(assembled, correlation_id=9) == wire.encode_response(whole, correlation_id=9)
+
+
+# ---------------------------------------------------------------------- tagged fields the schema lacks (issue 39)
+
+METADATA_V9 = wire.encode_request(
+    wire.build(wire.request_schema(3, 9), topics=(wire.build(wire.item_type(wire.request_schema(3, 9), "topics"), name="orders"),)),
+    correlation_id=4,
+    client_id="c",
+)
+HEADER_END = wire.check_lengths(RequestHeaderV2, METADATA_V9)
+SECTIONS = {
+    "header": HEADER_END - 1,
+    # the topics array's length (1 byte), then the one topic, whose tagged fields end it
+    "topic entry": HEADER_END + len(wire.encode(wire.decode_request(METADATA_V9).body.topics[0])),
+    "body": len(METADATA_V9) - 1,
+}
+"""Where the empty tagged-field sections (one 0 byte each) of METADATA_V9 are."""
+
+# librdkafka 2.16.0's Metadata v9 for every topic (an AdminClient's list_topics, PLAINTEXT, to a
+# server that listed Metadata v9 only), as it came: after the header, 00 00 00 00 01 00 00 00.
+# Read as Kafka reads it: null topics, three false booleans, a tagged section holding tag 0 of
+# size 0, and a byte after the body. kio refused it ("Unknown tagged field tag: 0").
+LIBRDKAFKA_METADATA_V9 = bytes.fromhex("0003000900000003000772646b61666b61000000000001000000")
+
+
+def with_tags(frame: bytes, at: int, *fields: tuple[int, bytes]) -> bytes:
+    """``frame`` whose empty tagged-field section at ``at`` holds ``fields`` ((tag, value) each)."""
+    assert frame[at] == 0, "not an empty tagged-field section"
+    section = unsigned_varint(len(fields)) + b"".join(
+        unsigned_varint(tag) + unsigned_varint(len(value)) + value for tag, value in fields
+    )
+    return frame[:at] + section + frame[at + 1:]
+
+
+def test_metadata_v9_has_its_tagged_sections_where_the_tests_put_tags():
+    assert wire.decode_request(METADATA_V9).read_whole
+    assert [METADATA_V9[at] for at in SECTIONS.values()] == [0, 0, 0]
+    assert METADATA_V9[SECTIONS["topic entry"] - 7:SECTIONS["topic entry"]] == b"\x07orders"
+
+
+@pytest.mark.parametrize("where", [*[[name] for name in SECTIONS], list(SECTIONS)], ids=[*SECTIONS, "all three"])
+def test_unknown_tags_are_skipped_wherever_they_are(where):
+    unknown = [(0, b""), (300, b"xyz")]  # tag 0 empty, as librdkafka sends it; a tag of two varint bytes
+    frame = METADATA_V9
+    for at in sorted((SECTIONS[name] for name in where), reverse=True):  # from the end: offsets before stay
+        frame = with_tags(frame, at, *unknown)
+    request, plain = wire.decode_request(frame), wire.decode_request(METADATA_V9)
+    assert (request.header, request.body) == (plain.header, plain.body)
+    assert (request.read_whole, request.unknown_tag_sections, request.trailing_bytes) == (False, len(where), 0)
+
+
+@pytest.mark.parametrize("extra, sections", [((), 0), (((5, b"zz"),), 1)], ids=["known alone", "known and unknown"])
+def test_a_known_tag_keeps_its_value_beside_unknown_ones(extra, sections):
+    # Fetch v12's cluster_id is its tag 0 (a compact nullable string).
+    fetch = wire.build(wire.request_schema(1, 12), replica_id=-1)
+    frame = wire.encode_request(fetch, correlation_id=1, client_id="c")
+    frame = with_tags(frame, len(frame) - 1, (0, b"\x03c1"), *extra)
+    request = wire.decode_request(frame)
+    assert request.body == wire.build(wire.request_schema(1, 12), replica_id=-1, cluster_id="c1")
+    assert (request.read_whole, request.unknown_tag_sections) == (not sections, sections)
+
+
+@pytest.mark.parametrize("where", list(SECTIONS))
+def test_an_unknown_tag_whose_size_runs_past_the_frame_is_refused(where):
+    frame = METADATA_V9[:SECTIONS[where]] + bytes.fromhex("01" "09" "c801") + b"ab" + METADATA_V9[SECTIONS[where] + 1:]
+    assert len(frame) - SECTIONS[where] < 200  # the size claimed: 200 (varint c8 01)
+    with pytest.raises(InvalidRequestError, match="tagged field 9 claims 200 bytes"):
+        wire.decode_request(frame)
+
+
+def test_librdkafkas_metadata_v9_for_every_topic_is_read_as_kafka_reads_it():
+    request = wire.decode_request(LIBRDKAFKA_METADATA_V9)
+    assert (request.api_key, request.api_version, int(request.header.correlation_id), request.header.client_id) == (
+        3, 9, 3, "rdkafka",
+    )
+    assert request.body == wire.build(wire.request_schema(3, 9), topics=None, allow_auto_topic_creation=False)
+    assert (request.read_whole, request.unknown_tag_sections, request.trailing_bytes) == (False, 1, 1)
