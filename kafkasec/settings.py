@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from attrs import field, frozen, validators
 
@@ -22,7 +22,15 @@ INTER_BROKER_LISTENER_NAME = "inter.broker.listener.name"
 CONTROLLER_LISTENER_NAMES = "controller.listener.names"
 
 KINDS = ("string", "password", "boolean", "count", "milliseconds", "list")
-"""What a setting's value is: ``password`` is a string never shown; ``list`` is comma-separated."""
+"""What a setting's value is, and what :meth:`Setting.value` gives a plugin for it:
+
+- ``string``: text, trimmed as Java trims (:func:`java_trim`), as a str;
+- ``password``: the same, never shown (``kafkasec config --describe`` hides it);
+- ``boolean``: true or false in any case, as a bool (anything else is refused at start-up);
+- ``count``: a whole number >= 0, as an int (refused at start-up otherwise);
+- ``milliseconds``: a ``count`` of milliseconds;
+- ``list``: comma-separated text (or a list), as a list of str (:func:`parse_list`).
+"""
 
 
 def java_trim(text: str) -> str:
@@ -96,8 +104,10 @@ def parse_bool(name: str, value: object) -> bool:
 
 @frozen
 class Setting:
-    """One setting: its Kafka-style ``name``, ``kind`` (one of :data:`KINDS`), ``default``
-    (None: unset), ``owner`` (the module or plugin that reads it) and what it means."""
+    """One setting, as ``Setting(name, kind, default, owner, doc)``: its Kafka-style ``name``
+    (a plugin's start with ``kafkasec.``), ``kind`` (one of :data:`KINDS`), ``default`` (None:
+    unset), ``owner`` (the module or plugin that reads it) and ``doc``, what it means (shown by
+    ``kafkasec config --describe``). A plugin reads its value with :meth:`value`."""
 
     name: str = field(validator=validators.instance_of(str))
     kind: str = field(validator=validators.in_(KINDS))
@@ -107,10 +117,18 @@ class Setting:
 
     def check(self, value: object) -> None:
         """ValueError naming the setting when ``value`` is not of its kind."""
-        if self.kind == "boolean":
-            parse_bool(self.name, value)
-        elif self.kind in ("count", "milliseconds"):
-            parse_count({self.name: value}, self.name, 0, unit="milliseconds" if self.kind == "milliseconds" else "")
+        _PARSERS[self.kind](self.name, value)
+
+    def value(self, config: Mapping[str, object]) -> object:
+        """This setting's value in ``config`` (``security.config`` for a plugin), parsed by its
+        kind (see :data:`KINDS`): the default when ``config`` leaves it out or None, and None
+        when that is None too. ``security.config`` itself keeps each value as it was given."""
+        value = config.get(self.name)
+        if value is None:
+            value = self.default
+        if value is None:
+            return None
+        return _PARSERS[self.kind](self.name, value)
 
     @property
     def shown_default(self) -> str:
@@ -119,6 +137,21 @@ class Setting:
         if self.kind == "password":
             return "(hidden)"
         return str(self.default).lower() if isinstance(self.default, bool) else str(self.default)
+
+
+def _parse_text(name: str, value: object) -> str:
+    return java_trim(str(value))
+
+
+_PARSERS: dict[str, Callable[[str, object], object]] = {
+    "string": _parse_text,
+    "password": _parse_text,
+    "boolean": parse_bool,
+    "count": lambda name, value: parse_count({name: value}, name, 0),
+    "milliseconds": lambda name, value: parse_milliseconds({name: value}, name, 0),
+    "list": lambda name, value: parse_list(value),
+}
+"""Each kind's parser, as ConfigDef parses its type: a function of the setting's name and value."""
 
 
 def _s(name, kind, default, owner, doc) -> Setting:

@@ -57,6 +57,27 @@ def test_a_plugin_declares_its_settings_through_the_hook():
         KafkaSecurity.from_config({"kafkasec.policy.strict": "1"}, plugins=[PolicyPlugin()])
 
 
+@pytest.mark.parametrize(("kind", "given", "value"), [
+    ("string", " /etc/policy\t", "/etc/policy"),
+    ("password", " secret ", "secret"),
+    ("boolean", "TRUE", True),
+    ("count", " 12 ", 12),
+    ("milliseconds", 250, 250),
+    ("list", "User:alice, User:bob", ["User:alice", "User:bob"]),
+    ("list", ["User:alice"], ["User:alice"]),
+    ("list", "", []),
+])
+def test_a_plugin_reads_its_setting_parsed_by_its_kind(kind, given, value):
+    setting = Setting("kafkasec.policy.value", kind, None, "policy", "a value")
+    assert setting.value({setting.name: given}) == value
+
+
+def test_a_setting_left_out_is_its_default_parsed_and_none_without_one():
+    listed = Setting("kafkasec.policy.principals", "list", "User:alice,User:bob", "policy", "principals")
+    assert listed.value({}) == listed.value({listed.name: None}) == ["User:alice", "User:bob"]
+    assert Setting("kafkasec.policy.path", "string", None, "policy", "the policy file").value({}) is None
+
+
 def test_two_owners_of_one_name_are_refused():
     clash = Setting("super.users", "list", None, "someone", "not the same")
     with pytest.raises(ValueError, match="registered twice"):

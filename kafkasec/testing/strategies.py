@@ -3,7 +3,8 @@
 Small alphabets make names, prefixes, hosts and principals collide often, which is where
 Kafka's rules interact. GROUP names may start with characters below '*' (Kafka's
 StandardAuthorizer can hang or throw on those; an authorizer must simply answer). A question
-is ``(principal, host, operation, resource type, resource name)``.
+is ``(principal, host, operation, resource type, resource name)``. :func:`acls_and_questions_of`
+adds a plugin's own names and principals (:class:`~kafkasec.testing.vocabulary.Vocabulary`).
 """
 
 from __future__ import annotations
@@ -11,28 +12,38 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from kafkasec import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
+from kafkasec.testing.vocabulary import OTHER_TYPE_PRINCIPAL, UNDER_A_PREFIX, Vocabulary
 
 NAME_ALPHABET = "ab!*"
 names = st.text(NAME_ALPHABET, min_size=1, max_size=3)
-acl_principals = st.sampled_from(["User:alice", "User:bob", "User:*", "Group:*", "Group:eng", "User:admin"])
-query_principals = st.sampled_from(["User:alice", "User:bob", "User:carol", "User:*", "Group:eng", "User:admin"])
+ACL_PRINCIPALS = ("User:alice", "User:bob", "User:*", "Group:*", "Group:eng", "User:admin", OTHER_TYPE_PRINCIPAL)
+QUERY_PRINCIPALS = ("User:alice", "User:bob", "User:carol", "User:*", "Group:eng", "User:admin", OTHER_TYPE_PRINCIPAL)
+acl_principals = st.sampled_from(ACL_PRINCIPALS)
+query_principals = st.sampled_from(QUERY_PRINCIPALS)
 hosts = st.sampled_from(["*", "10.0.0.1", "10.0.0.2"])
 query_hosts = st.sampled_from(["10.0.0.1", "10.0.0.2", "10.0.0.3"])
 resource_types = st.sampled_from([ResourceType.TOPIC, ResourceType.GROUP])
 concrete_operations = [op for op in AclOperation if op not in (AclOperation.UNKNOWN, AclOperation.ANY)]
 operations = st.sampled_from(concrete_operations)
 
-bindings = st.builds(
-    AclBinding.of,
-    resource_types,
-    names,
-    st.sampled_from([PatternType.LITERAL, PatternType.PREFIXED]),
-    acl_principals,
-    hosts,
-    operations,
-    st.sampled_from([AclPermissionType.ALLOW, AclPermissionType.DENY]),
-)
 
+
+def bindings_of(names, principals):
+    """ACLs on ``names`` (literal or prefixed) for ``principals``, from the strategies' hosts,
+    of every operation, allowed or denied."""
+    return st.builds(
+        AclBinding.of,
+        resource_types,
+        names,
+        st.sampled_from([PatternType.LITERAL, PatternType.PREFIXED]),
+        principals,
+        hosts,
+        operations,
+        st.sampled_from([AclPermissionType.ALLOW, AclPermissionType.DENY]),
+    )
+
+
+bindings = bindings_of(names, acl_principals)
 questions = st.tuples(query_principals, query_hosts, operations, resource_types, names)
 implied_operations = st.sampled_from([AclOperation.DESCRIBE, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALL])
 
@@ -53,7 +64,25 @@ def acls_and_questions(draw, max_acls=25, bindings=bindings, questions=questions
     return acls, asked
 
 
+def acls_and_questions_of(vocabulary: Vocabulary):
+    """:func:`acls_and_questions` whose names and principals are the strategies' and the
+    vocabulary's: its names in ACLs (literal or prefixed), its names and names under them in
+    questions, its principals in both."""
+    if not vocabulary:
+        return acls_and_questions()
+    own_names = list(vocabulary.resource_names)
+    asked_names = [name + suffix for name in own_names for suffix in ("", UNDER_A_PREFIX)]
+    acl_names = st.one_of(names, st.sampled_from(own_names)) if own_names else names
+    question_names = st.one_of(names, st.sampled_from(asked_names)) if asked_names else names
+    return acls_and_questions(
+        bindings=bindings_of(acl_names, st.sampled_from([*ACL_PRINCIPALS, *vocabulary.principals])),
+        questions=st.tuples(st.sampled_from([*QUERY_PRINCIPALS, *vocabulary.principals]), query_hosts, operations,
+                            resource_types, question_names),
+    )
+
+
 __all__ = [
-    "acl_principals", "acls_and_questions", "bindings", "concrete_operations", "hosts", "implied_operations",
-    "names", "operations", "query_hosts", "query_principals", "questions", "resource_types",
+    "ACL_PRINCIPALS", "QUERY_PRINCIPALS", "acl_principals", "acls_and_questions", "acls_and_questions_of", "bindings",
+    "bindings_of", "concrete_operations", "hosts", "implied_operations", "names", "operations", "query_hosts",
+    "query_principals", "questions", "resource_types",
 ]

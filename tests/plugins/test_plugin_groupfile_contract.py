@@ -4,6 +4,7 @@ import pytest
 
 import kafkasec_groupfile
 from kafkasec.testing.contract import AuthorizerContract
+from kafkasec.testing.vocabulary import Vocabulary
 
 
 @pytest.fixture
@@ -20,4 +21,6 @@ def kafkasec_config(tmp_path):
 
 
 class TestGroupfileContract(AuthorizerContract):
-    pass
+    # The group file's group and a member of it, which the contract cannot read from the file:
+    # its fixed cases then grant the group, and ask as the member.
+    vocabulary = Vocabulary(principals=("Group:eng", "User:carol"))

@@ -8,6 +8,7 @@ import kafkasec_tenant
 from kafkasec import AclBinding, AclPermissionType, PatternType
 from kafkasec.testing import strategies
 from kafkasec.testing.contract import AuthorizerContract
+from kafkasec.testing.vocabulary import Vocabulary
 
 acl_principals = st.sampled_from(["User:acme/alice", "User:globex/alice", "Tenant:acme", "Tenant:globex", "User:*"])
 query_principals = st.sampled_from(["User:acme/alice", "User:acme/bob", "User:globex/alice", "User:admin"])
@@ -35,4 +36,6 @@ def kafkasec_config():
 
 
 class TestTenantContract(AuthorizerContract):
+    # A tenant and users of it and of another: the fixed cases grant the tenant and ask as each.
+    vocabulary = Vocabulary(principals=("Tenant:acme", "User:acme/alice", "User:globex/alice"))
     acls_and_questions = strategies.acls_and_questions(bindings=bindings, questions=questions)

@@ -1,12 +1,16 @@
 """Planted broken plugins: each check of the authorizer contract fails on the plugin that
-breaks it, with a message that names the principal, host, action and the differing answers."""
+breaks it, with a message that names the principal, host, action and the differing answers;
+bugs on a plugin's own names and principal types are found by the contract's fixed cases, so
+in every run."""
 
 import time
 
 import pytest
+from attrs import evolve
 
 from kafkasec import AclBinding, AclOperation, Action, AuthorizationResult, ResourcePattern, ResourceType, hookimpl
 from kafkasec.authorizer.decision import AuthorizationDecision, Rule, RuleKind
+from kafkasec.settings import Setting
 from kafkasec.testing import open_security
 from kafkasec.testing.contract import (
     AuthorizerContract,
@@ -19,6 +23,7 @@ from kafkasec.testing.contract import (
     check_operations_agree,
     check_survives_reopen,
 )
+from kafkasec.testing.vocabulary import OTHER_TYPE_PRINCIPAL, Vocabulary
 
 ALLOWED, DENIED = AuthorizationResult.ALLOWED, AuthorizationResult.DENIED
 READ_ORDERS = Action(AclOperation.READ, ResourcePattern(ResourceType.TOPIC, "orders"))
@@ -99,6 +104,16 @@ class ForgetsItsGrantsOnClose:
         self.cached = not self.cached
 
 
+class GrantsTheBuildTeamItsTopics:
+    """Contributes ALL on the topics under ``build-`` to Group:build, and READ on every topic to
+    everyone (wildcards: no name or principal of the plugin's own)."""
+
+    @hookimpl
+    def kafkasec_contribute_acls(self):
+        return [AclBinding.of("TOPIC", "build-", "PREFIXED", "Group:build", "*", "ALL", "ALLOW"),
+                AclBinding.of("TOPIC", "*", "LITERAL", "User:*", "*", "READ", "ALLOW")]
+
+
 class DecidesEachActionApart:
     """Asks the standard authorizer about each action on its own, a moment apart: a change of
     ACLs between two of them tears the batch's answer."""
@@ -110,6 +125,60 @@ class DecidesEachActionApart:
             answers.extend(security.authorizer.decide(context, [action]))
             time.sleep(0.002)
         return answers
+
+
+PROTECTED_PRINCIPALS = Setting("kafkasec.protect.principals", "list", "", "planted", "principals refused changes")
+PROTECTED_PREFIXES = Setting("kafkasec.protect.prefixes", "list", "prod-", "planted", "topic prefixes protected")
+PROTECTS_CAROL = {"super.users": "User:admin", PROTECTED_PRINCIPALS.name: "User:carol"}
+
+
+class DecidesABatchByItsFirstAction:
+    """Denies WRITE and ALTER on topics under ``prod-`` (written in its code) to the principals
+    of its setting, but asks whether a batch's topic is protected of its first action only."""
+
+    @hookimpl
+    def kafkasec_settings(self):
+        return [PROTECTED_PRINCIPALS]
+
+    def prefixes(self, security):
+        return ("prod-",)
+
+    @hookimpl(wrapper=True)
+    def kafkasec_authorize(self, security, context, actions):
+        decisions = yield
+        first = actions[0].resource_pattern if actions else None
+        protected = (
+            str(context.principal) in PROTECTED_PRINCIPALS.value(security.config)
+            and first is not None and first.resource_type is ResourceType.TOPIC
+            and first.name.startswith(tuple(self.prefixes(security)))
+        )
+        refused = Rule(RuleKind.PLUGIN, description="protected topic")
+        return [
+            evolve(decision, result=DENIED, rule=refused, authorizer="planted")
+            if protected and decision.action.operation in (AclOperation.WRITE, AclOperation.ALTER) else decision
+            for decision in decisions
+        ]
+
+
+class DecidesABatchByItsFirstActionOnPrefixesOfASetting(DecidesABatchByItsFirstAction):
+    """The same, with the prefixes in a setting of its own (``prod-`` by default)."""
+
+    @hookimpl
+    def kafkasec_settings(self):
+        return [PROTECTED_PRINCIPALS, PROTECTED_PREFIXES]
+
+    def prefixes(self, security):
+        return PROTECTED_PREFIXES.value(security.config)
+
+
+class HasAPolicyForUsersAndGroupsOnly:
+    """Looks each principal's type up in a table of User and Group: a KeyError for any other."""
+
+    POLICIES = {"User": None, "Group": None}  # None: decline, the ACLs decide
+
+    @hookimpl
+    def kafkasec_authorize(self, context):
+        return self.POLICIES[context.principal.principal_type]
 
 
 def opened(plugin, **config):
@@ -186,6 +255,22 @@ def test_a_batch_answered_from_two_states_of_the_acls():
         check_no_torn_reads(lambda: opened(DecidesEachActionApart()), toggles, "User:alice", "10.0.0.1", [READ_ORDERS] * 3)
 
 
+CONTRACT_TESTS = [name for name in dir(AuthorizerContract) if name.startswith("test_")]
+
+
+def run_contract_test(contract, test_name, plugin, config=None):
+    """As pytest runs a subclass of the contract: its fixtures' functions, then the test."""
+    config = config or {"super.users": "User:admin"}
+    open_with_plugin = AuthorizerContract.open_with_plugin.__wrapped__(contract, plugin, config)
+    arguments = {
+        "open_with_plugin": open_with_plugin,
+        "kafkasec_plugin": plugin,
+        "contract_vocabulary": AuthorizerContract.contract_vocabulary.__wrapped__(contract, open_with_plugin, plugin),
+    }
+    test = getattr(contract, test_name)
+    test(**{name: arguments[name] for name in test.__code__.co_varnames[1:test.__code__.co_argcount]})
+
+
 @pytest.mark.parametrize(("plugin", "test_name"), [
     (AllowsWhatItIsNotAudited(), "test_authorized_operations_agree_with_authorize"),
     (DeniesBatches(), "test_a_batch_gets_the_answers_of_single_actions"),
@@ -195,13 +280,63 @@ def test_a_batch_answered_from_two_states_of_the_acls():
     (ForgetsItsGrantsOnClose(), "test_answers_survive_close_and_reopen"),
 ])
 def test_the_contract_class_finds_each_planted_plugin(plugin, test_name):
-    # As pytest would run a subclass of it: the open_with_plugin fixture's function, then the test.
-    contract = AuthorizerContract()
-    open_with_plugin = AuthorizerContract.open_with_plugin.__wrapped__(contract, plugin, {"super.users": "User:admin"})
-    test = getattr(contract, test_name)
-    arguments = {"open_with_plugin": open_with_plugin, "kafkasec_plugin": plugin}
     with pytest.raises(ContractViolation):
-        test(**{name: arguments[name] for name in test.__code__.co_varnames[1:test.__code__.co_argcount]})
+        run_contract_test(AuthorizerContract(), test_name, plugin)
+
+
+# The fixed cases run before any random example: a violation they find names its case, and
+# is found in every run, whatever Hypothesis draws or its example database remembers.
+FIXED_CASE = r"\(in the contract's fixed case User:carol from 10\.0\.0\.1, with ALL allowed to User:\* on every resource\)"
+
+
+def test_a_batch_bug_on_a_prefix_in_the_plugins_settings_is_found_every_run():
+    with pytest.raises(ContractViolation, match=(
+        r"User:carol from 10\.0\.0\.1, (WRITE|ALTER) on TOPIC 'prod-x?': authorize says (ALLOWED|DENIED) in a batch "
+        r"of \d+, (ALLOWED|DENIED) alone\n" + FIXED_CASE
+    )):
+        run_contract_test(AuthorizerContract(), "test_a_batch_gets_the_answers_of_single_actions",
+                          DecidesABatchByItsFirstActionOnPrefixesOfASetting(), PROTECTS_CAROL)
+
+
+def test_a_batch_bug_on_a_prefix_in_the_plugins_code_is_found_every_run_once_declared():
+    class Contract(AuthorizerContract):
+        vocabulary = Vocabulary(resource_names=("prod-",))
+
+    with pytest.raises(ContractViolation, match=FIXED_CASE):
+        run_contract_test(Contract(), "test_a_batch_gets_the_answers_of_single_actions",
+                          DecidesABatchByItsFirstAction(), PROTECTS_CAROL)
+
+
+@pytest.mark.parametrize("test_name", CONTRACT_TESTS)
+def test_a_crash_on_a_principal_type_the_plugin_does_not_know_is_found_every_run(test_name):
+    with pytest.raises(ContractViolation, match=(
+        rf"^{OTHER_TYPE_PRINCIPAL} from 10\.0\.0\.1, with no ACLs: the plugin raised KeyError: 'ServiceAccount' "
+        r"\(an authorizer answers every principal"
+    )):
+        run_contract_test(AuthorizerContract(), test_name, HasAPolicyForUsersAndGroupsOnly())
+
+
+def test_a_vocabulary_refuses_one_string_for_a_tuple_and_a_principal_without_a_type():
+    with pytest.raises(TypeError, match=r"a tuple of strings, not the string 'prod-': write \('prod-',\)"):
+        Vocabulary(resource_names="prod-")
+    with pytest.raises(ValueError, match="principals: 'alice' is not a principal such as 'User:alice'"):
+        Vocabulary(principals=("alice",))
+
+
+def test_the_vocabulary_is_the_plugins_settings_its_acls_and_the_declared_one():
+    class Contract(AuthorizerContract):
+        vocabulary = Vocabulary(resource_names=("stage-",), principals=("Group:ops",))
+
+    plugin = DecidesABatchByItsFirstActionOnPrefixesOfASetting()
+    config = {**PROTECTS_CAROL, PROTECTED_PREFIXES.name: "prod-, /not/a/name", "kafkasec.state.path": "ignored"}
+    contract = Contract()
+    open_with_plugin = AuthorizerContract.open_with_plugin.__wrapped__(contract, plugin, config)
+    assert AuthorizerContract.contract_vocabulary.__wrapped__(contract, open_with_plugin, plugin) == Vocabulary(
+        resource_names=("prod-", "stage-"), principals=("User:carol", "Group:ops")
+    )
+    plugin = GrantsTheBuildTeamItsTopics()
+    with opened(plugin) as security:
+        assert Vocabulary.of_plugin(security, plugin) == Vocabulary(resource_names=("build-",), principals=("Group:build",))
 
 
 class TestTheStandardAuthorizerAloneKeepsTheContract(AuthorizerContract):

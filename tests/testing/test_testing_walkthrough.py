@@ -39,12 +39,32 @@ def test_the_page_has_the_files_of_its_layout():
     assert set(walkthrough_files()) == {"pyproject.toml", "src/kafkasec_readonly/__init__.py", "tests/test_readonly.py"}
 
 
+def pytest_on_pythonpath(folder: Path) -> subprocess.CompletedProcess:
+    """The walkthrough's tests in ``folder``, its plugin found on PYTHONPATH."""
+    environment = {**os.environ, "PYTHONPATH": str(folder / "src")}
+    environment.pop("KAFKASEC_LOAD_PLUGINS", None)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=folder,
+                          env=environment, capture_output=True, text=True, timeout=STEP_TIMEOUT_S)
+
+
 def test_the_walkthroughs_plugin_passes_its_tests_and_the_contract(tmp_path):
     write_walkthrough(tmp_path)
-    environment = {**os.environ, "PYTHONPATH": str(tmp_path / "src")}
-    environment.pop("KAFKASEC_LOAD_PLUGINS", None)
-    finished = check([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=tmp_path, env=environment)
-    assert "8 passed" in finished.stdout, finished.stdout
+    finished = pytest_on_pythonpath(tmp_path)
+    assert finished.returncode == 0 and "9 passed" in finished.stdout, finished.stdout + finished.stderr
+
+
+def test_a_plugin_that_ignores_its_setting_passes_the_contract_and_fails_the_rule_test(tmp_path):
+    # The contract checks consistency: a plugin that does nothing keeps it. The page says so, and
+    # teaches the test that knows the rule.
+    write_walkthrough(tmp_path)
+    plugin = tmp_path / "src" / "kafkasec_readonly" / "__init__.py"
+    source = plugin.read_text(encoding="utf-8")
+    reads_the_setting = "frozenset(PRINCIPALS.value(security.config))"
+    assert source.count(reads_the_setting) == 1
+    plugin.write_text(source.replace(reads_the_setting, "frozenset()"), encoding="utf-8")
+    finished = pytest_on_pythonpath(tmp_path)
+    assert "FAILED tests/test_readonly.py::test_alice_reads_and_cannot_write" in finished.stdout, finished.stdout
+    assert "1 failed, 8 passed" in finished.stdout, finished.stdout
 
 
 @pytest.mark.slow
@@ -70,4 +90,4 @@ def test_the_walkthroughs_package_installed_in_a_fresh_virtualenv_passes(tmp_pat
     environment = {key: value for key, value in os.environ.items()
                    if key not in ("PYTHONPATH", "VIRTUAL_ENV", "KAFKASEC_LOAD_PLUGINS", "PYTHONHOME")}
     finished = check([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=project, env=environment)
-    assert "8 passed" in finished.stdout, finished.stdout
+    assert "9 passed" in finished.stdout, finished.stdout
