@@ -4,7 +4,7 @@ plugin by some test).
 
 Blocks run as a user would run them: with the default install's entry-point plugins loaded (the
 suite's conftest loads none, so KAFKASEC_LOAD_PLUGINS is removed here), in an empty directory of
-their own. Python blocks (```python) are executed, each in a fresh namespace. Shell blocks
+their own, with examples/ importable (pyproject's pythonpath; a reader sets PYTHONPATH=examples). Python blocks (```python) are executed, each in a fresh namespace. Shell blocks
 (```sh, ```bash, ```shell) run in ``bash -e``; in a ```console block, the ``$ `` lines are the
 commands (a line ending in ``\\`` goes on) and the rest is output, not checked here. Every shell
 block has SHELL_TIMEOUT_S to finish, and whatever it started in the background is stopped after.
@@ -133,6 +133,18 @@ def test_every_hook_is_documented(hook):
     reference = (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8")
     assert f"## {hook}" in reference, f"docs/hooks.md has no section for {hook}"
     assert getattr(hookspecs, hook).__doc__, f"{hook} has no docstring in hookspecs.py"
+
+
+def test_embedding_lists_every_security_line_of_the_example_broker():
+    """docs/embedding.md's line-by-line list is exactly the lines examples/embedded_broker.py marks
+    ``# security``, in order, and there are at most ten (the issue's target)."""
+    source = (ROOT / "examples" / "embedded_broker.py").read_text(encoding="utf-8")
+    marked = [line.rsplit("  # security", 1)[0].strip() for line in source.splitlines() if line.endswith("  # security")]
+    page = (ROOT / "docs" / "embedding.md").read_text(encoding="utf-8")
+    section = page.split("### Its security, line by line\n", 1)[1].split("\n### ", 1)[0]
+    listed = re.findall(r"^\d+\. `(.+?)`", section, flags=re.MULTILINE)
+    assert listed == marked
+    assert 0 < len(marked) <= 10
 
 
 def test_readme_commands_match_ci():

@@ -9,7 +9,8 @@ what comes back says what to do, in order:
 - :class:`Handle`: a request that may go on. The broker carries out ``request`` (the
   authorized part of what the client sent: refused topics, groups ... are already taken out)
   and passes its answer (a kio response body) to :meth:`SecureConnection.respond`, which gives
-  the bytes to send, the refusals merged in Kafka's shape.
+  the bytes to send, the refusals merged in Kafka's shape (a Produce with ``acks=0`` is carried
+  out and answered with nothing, as Kafka does).
 
 Everything else is the connection's: the SASL login (every mechanism kafkasec serves, KIP-368
 re-authentication) or the TLS/plaintext principal, ApiVersions (the versions the broker says it
@@ -83,7 +84,8 @@ class Close:
 @frozen
 class Handle:
     """A request the broker carries out: ``request`` is the authorized part (a kio request
-    body of ``api_key`` at ``version``); its answer goes to :meth:`SecureConnection.respond`."""
+    body of ``api_key`` at ``version``); its answer goes to :meth:`SecureConnection.respond`,
+    except a Produce's with ``acks=0``, to which Kafka sends nothing."""
 
     api_key: ApiKey
     version: int
@@ -207,14 +209,13 @@ class SecureConnection:
         if answer is not None and type(answer) is not expected:
             raise TypeError(f"the answer to {handled.api_key.title} v{handled.version} is a {expected.__name__} "
                             f"of that version, not {type(answer).__name__}")
-        request_what = f"{handled.api_key.title} v{handled.version} from {self.principal}"
         try:
             response = handled.authorization.response(answer)
             return wire.size_prefixed(wire.encode_response(response, correlation_id=handled.correlation_id))
         except ValueError:
             raise
         except Exception:
-            log.exception("answering %s failed", request_what)
+            log.exception("answering %s v%d from %s failed", handled.api_key.title, handled.version, self.principal)
         frame = unknown_server_error_frame(handled.api_key, handled.version, handled.authorization.request, handled.correlation_id)
         return b"" if frame is None else wire.size_prefixed(frame)
 
