@@ -24,6 +24,7 @@ import uuid
 
 from kafkasec.context import RequestContext
 from kafkasec.errors import InvalidRequestError, KafkaErrorCode, UnsupportedVersionError
+from kafkasec.principals.serde import unsigned_varint
 from kafkasec.protocol.api_keys import ApiKey
 
 # kio registers hypothesis strategies for its types when hypothesis is installed, and building
@@ -275,17 +276,8 @@ def _tags(frame: _Frame, tagged: dict) -> list[int]:
             kept.append(frame.data[field_start:frame.offset])
         tags.append(tag)
     if frame.unknown_tags is not None and len(kept) < fields:
-        frame.unknown_tags.append((section, frame.offset, _uvarint(len(kept)) + b"".join(kept)))
+        frame.unknown_tags.append((section, frame.offset, unsigned_varint(len(kept)) + b"".join(kept)))
     return tags
-
-
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _known_tags_only(data: bytes, entity_types: typing.Sequence[type]) -> tuple[bytes, int]:
