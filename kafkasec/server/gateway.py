@@ -46,7 +46,7 @@ from kafkasec.protocol.registry import ApiHandlers, unknown_server_error_frame
 from kafkasec.protocol.request_rules import CONNECTION_APIS, RULES, authorize_request
 from kafkasec.server.broker_addresses import Address, brokers_in, names_brokers, with_addresses
 from kafkasec.server.endpoint import ConnectionClosed, Endpoint
-from kafkasec.server.upstream import UpstreamError, UpstreamLink, framed, request_correlation_id
+from kafkasec.server.upstream import UpstreamError, UpstreamLink, framed
 from kafkasec.settings import parse_list
 
 log = logging.getLogger("kafkasec.server.gateway")
@@ -162,7 +162,7 @@ class Gateway:
 
     def learn(self, api_key: int, response, request=None) -> None:
         """What an upstream answer (to ``request``) tells of brokers, topic ids and producer ids."""
-        if api_key == ApiKey.INIT_PRODUCER_ID and request is not None and self.learns_from(api_key, request):
+        if request is not None and self.learns_from(api_key, request):
             if response.error_code == 0 and response.producer_id >= 0:
                 self.producer_ids[int(response.producer_id)] = request.transactional_id
                 self.producer_ids.move_to_end(int(response.producer_id))
@@ -311,7 +311,7 @@ class GatewayEndpoint(Endpoint):
             request = wire.decode_request(frame)
         except KafkaError as error:
             raise ConnectionClosed(f"unreadable request: {error}") from None
-        correlation_id = request_correlation_id(frame)
+        correlation_id = _correlation_id(request)
         context = wire.request_context(
             request, principal, client_address, listener_name=self.listener_name, security_protocol=self.security_protocol
         )

@@ -58,10 +58,6 @@ def framed(frame: bytes, correlation_id: int, offset: int) -> tuple[bytes | memo
     return head, memoryview(frame)[offset + 4:]
 
 
-def request_correlation_id(frame: bytes) -> int:
-    return int.from_bytes(frame[4:8], "big", signed=True)
-
-
 class UpstreamLink:
     """One logged-in, pipelined connection to one upstream broker; build it with :meth:`open`."""
 

@@ -223,10 +223,11 @@ class ConfigsRule(ItemRule):
         self.known_types = known_types
 
     def invalid_items(self, incoming: Incoming, items):
-        unknown = [item for item in items if item.resource_type not in self.known_types]
         if incoming.api_key == ApiKey.DESCRIBE_CONFIGS:
+            if all(item.resource_type in self.known_types for item in items):
+                return []
             invalid = validation.Invalid(KafkaErrorCode.INVALID_REQUEST, KafkaErrorCode.INVALID_REQUEST.message)
-            return [(item, invalid) for item in items] if unknown else []
+            return [(item, invalid) for item in items]
         return validation.alter_configs_problems(items, self.known_types, deleting=incoming.api_key == ApiKey.INCREMENTAL_ALTER_CONFIGS)
 
     def question(self, incoming: Incoming, item):

@@ -125,12 +125,16 @@ class Incoming:
     producer_ids: Mapping[int, str] = field(factory=dict, repr=False)
     """Producer id -> the transactional id the broker gave it (InitProducerId's answers)."""
 
+    def producer_of_another(self, transactional_id: str | None, producer_id: int) -> bool:
+        """Whether the broker gave ``producer_id`` to a transactional id other than this one."""
+        bound = self.producer_ids.get(producer_id)
+        return bound is not None and bound != transactional_id
+
     def check_producer(self, transactional_id: str | None, producer_id: int) -> None:
         """A producer id the broker gave another transactional id may not act in this one's
         transaction: INVALID_PRODUCER_ID_MAPPING for the whole request, as Kafka's transaction
         coordinator answers it (a broker behind may not check, KIP-890)."""
-        bound = self.producer_ids.get(producer_id)
-        if bound is not None and bound != transactional_id:
+        if self.producer_of_another(transactional_id, producer_id):
             raise KafkaError.for_code(KafkaErrorCode.INVALID_PRODUCER_ID_MAPPING, PRODUCER_OF_ANOTHER_TRANSACTION)
 
     @property
@@ -223,6 +227,13 @@ def field_names(entity_type: Any) -> frozenset[str]:
 def replace(entity, **values):
     """``entity`` with ``values`` (kio entities are frozen dataclasses)."""
     return dataclasses.replace(entity, **values)
+
+
+def without(items, refused) -> tuple:
+    """``items`` less those of ``refused`` ((item, why) pairs), by identity: request items are
+    frozen values, and two equal copies may be answered apart."""
+    gone = {id(item) for item, _ in refused}
+    return tuple(item for item in items if id(item) not in gone)
 
 
 def error_fields(entity_type: type, error: KafkaErrorCode, message: str | None = None) -> dict[str, Any]:

@@ -5,6 +5,8 @@ handleOffsetForLeaderEpochRequest, handleDeleteRecordsRequest, handleDescribePro
 
 from __future__ import annotations
 
+from attrs import evolve
+
 from kafkasec.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkasec.errors import KafkaErrorCode
 from kafkasec.protocol import wire
@@ -43,7 +45,7 @@ class ProduceRule(TopicPartitionRule):
     refuses it). Each authorized partition's records are then checked as Kafka checks them."""
 
     def __init__(self):
-        super().__init__(PRODUCE_LAYOUT, WRITE, checks=self._transactional_id)
+        super().__init__(PRODUCE_LAYOUT, WRITE)
 
     @staticmethod
     def transactional_producers(incoming: Incoming) -> set[tuple[int, int]]:
@@ -68,20 +70,19 @@ class ProduceRule(TopicPartitionRule):
             return [(partition, internal) for partition in topic.partition_data]
         return invalid_produce_partitions(version, name, topic.partition_data)
 
-    @classmethod
-    def _transactional_id(cls, incoming: Incoming):
-        transactional_id = incoming.body.transactional_id
-        if transactional_id is not None and cls.transactional_producers(incoming):
-            yield Check(WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id, KafkaErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-
     def decide(self, incoming: Incoming) -> RequestAuthorization:
         producers = self.transactional_producers(incoming)
         transactional_id = incoming.body.transactional_id
         if producers and transactional_id is None:
             return self._refuse_every_partition(incoming, KafkaErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-        if any(incoming.producer_ids.get(producer_id, transactional_id) != transactional_id for producer_id, _ in producers):
+        if any(incoming.producer_of_another(transactional_id, producer_id) for producer_id, _ in producers):
             return self._refuse_every_partition(incoming, KafkaErrorCode.INVALID_PRODUCER_ID_MAPPING, PRODUCER_OF_ANOTHER_TRANSACTION)
-        decided = super().decide(incoming)
+        # WRITE on the transactional id first, when a batch is transactional (the batches
+        # were read once, above).
+        checks = [] if not producers else [
+            Check(WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id, KafkaErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        ]
+        decided = self.decide_with(incoming, checks)
         if len(producers) > 1 and decided.forward is not None:
             return self._refuse_every_partition(
                 incoming, KafkaErrorCode.INVALID_PRODUCER_ID_MAPPING, "Transactional records contained more than one producer ID"
@@ -119,8 +120,7 @@ class FetchRule(TopicPartitionRule):
             return decided
         if (forward.session_id, forward.session_epoch, forward.forgotten_topics_data) == (0, -1, ()):
             return decided
-        sessionless = replace(forward, session_id=0, session_epoch=-1, forgotten_topics_data=())
-        return incoming.decided(sessionless, decided.refusals, decided.respond, decided.unknown_topic_ids)
+        return evolve(decided, forward=replace(forward, session_id=0, session_epoch=-1, forgotten_topics_data=()))
 
 
 def _is_follower(incoming: Incoming) -> bool:

@@ -27,6 +27,7 @@ from kafkasec.protocol.request_rules.core import (
     Rule,
     error_fields,
     replace,
+    without,
 )
 from kafkasec.protocol.request_rules.topics import Checks, first_refused, no_checks, refused_by
 from kafkasec.protocol.request_rules.validation import Invalid
@@ -121,8 +122,7 @@ class ItemRule(Rule):
         items = getattr(incoming.body, layout.items) or ()
         invalid = self.invalid_items(incoming, items)
         if invalid:
-            malformed = {id(item) for item, _ in invalid}
-            items = tuple(item for item in items if id(item) not in malformed)
+            items = without(items, invalid)
         checks = list(self.checks(incoming))
         questions = [self.question(incoming, item) for item in items]
         verdicts = incoming.ask([check.question for check in checks] + [q for q in questions if q is not None])

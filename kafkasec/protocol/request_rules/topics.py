@@ -35,6 +35,7 @@ from kafkasec.protocol.request_rules.core import (
     field_names,
     replace,
     whole_error_response,
+    without,
 )
 from kafkasec.protocol.request_rules.validation import Invalid
 
@@ -182,9 +183,13 @@ class TopicPartitionRule(Rule):
         return self.operation(incoming) if callable(self.operation) else self.operation
 
     def decide(self, incoming: Incoming) -> RequestAuthorization:
+        return self.decide_with(incoming, list(self.checks(incoming)))
+
+    def decide_with(self, incoming: Incoming, checks: list[Check]) -> RequestAuthorization:
+        """:meth:`decide`, with the request's checks given (a rule that read what they depend
+        on already, a Produce's batches, need not read it twice)."""
         layout = self.layout
         topics = getattr(incoming.body, layout.topics)
-        checks = list(self.checks(incoming))
         names = [topic_name(incoming, topic) for topic in topics]
         operation = self.topic_operation(incoming)
         verdicts = incoming.ask(
@@ -210,7 +215,7 @@ class TopicPartitionRule(Rule):
                 malformed = self.invalid_partitions(incoming, topic, name)
                 if malformed:
                     invalid.append((topic, name, malformed))
-                    topic = _without(topic, layout.partitions, [partition for partition, _ in malformed])
+                    topic = replace(topic, **{layout.partitions: without(getattr(topic, layout.partitions), malformed)})
                 if getattr(topic, layout.partitions):
                     kept.append(topic)
             else:
@@ -247,8 +252,3 @@ class TopicPartitionRule(Rule):
 
         return incoming.decided(forward, refusals, respond, unknown_ids)
 
-
-def _without(entity, field: str, removed: list):
-    """``entity`` without the items of ``field`` that are in ``removed`` (by identity)."""
-    gone = {id(item) for item in removed}
-    return replace(entity, **{field: tuple(item for item in getattr(entity, field) if id(item) not in gone)})
