@@ -29,16 +29,16 @@ import dataclasses
 import itertools
 import logging
 import struct
-import threading
 import time
 import uuid
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from kafkasec import KafkaErrorCode, KafkaSecurity
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.request_rules import RequestAuthorization
 from kafkasec.server import Close, Handle, SecureConnection, Send  # security
+from kafkasec.server.endpoint import running_in_thread
 
 logger = logging.getLogger("embedded_broker")
 
@@ -173,20 +173,9 @@ class EmbeddedBroker:
             task.cancel()
         await asyncio.gather(*self._connections, return_exceptions=True)
 
-    @contextlib.contextmanager
-    def running_in_thread(self) -> Iterator[EmbeddedBroker]:
+    def running_in_thread(self) -> contextlib.AbstractContextManager[EmbeddedBroker]:
         """Serve on an event loop of a background thread until the block ends (tests, the docs)."""
-        loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=loop.run_forever, name="embedded-broker", daemon=True)
-        thread.start()
-        try:
-            asyncio.run_coroutine_threadsafe(self.start(), loop).result()
-            yield self
-        finally:
-            asyncio.run_coroutine_threadsafe(self.stop(), loop).result()
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join()
-            loop.close()
+        return running_in_thread(self, "embedded-broker")
 
     def connect(self, peer: str) -> SecureConnection | Unsecured:
         """The security of a new connection from ``peer`` (its address)."""

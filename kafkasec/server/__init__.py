@@ -11,7 +11,7 @@ from kafkasec.client.connection import KafkaConnection
 from kafkasec.protocol.catalogue import Catalogue, Group, GroupMember, Node, Topic
 from kafkasec.server.authenticator import Authenticator, AuthenticatorState, Reply
 from kafkasec.server.controller_link import ControllerLink
-from kafkasec.server.endpoint import Endpoint
+from kafkasec.server.endpoint import Endpoint, running_in_thread
 from kafkasec.server.secure_connection import Close, Handle, SecureConnection, Send
 
 __all__ = [
@@ -30,4 +30,5 @@ __all__ = [
     "SecureConnection",
     "Send",
     "Topic",
+    "running_in_thread",
 ]

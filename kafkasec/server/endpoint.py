@@ -279,21 +279,10 @@ class Endpoint:
     async def __aexit__(self, *exc_info) -> None:
         await self.stop()
 
-    @contextlib.contextmanager
     def running_in_thread(self):
         """Run the endpoint on an event loop in a background thread, for synchronous callers
         (tests with blocking Kafka clients, the demo); stopped when the block ends."""
-        loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=loop.run_forever, name=f"kafkasec-endpoint-{self.node_id}", daemon=True)
-        thread.start()
-        try:
-            asyncio.run_coroutine_threadsafe(self.start(), loop).result()
-            yield self
-        finally:
-            asyncio.run_coroutine_threadsafe(self.stop(), loop).result()
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join()
-            loop.close()
+        return running_in_thread(self, f"kafkasec-endpoint-{self.node_id}")
 
     # ------------------------------------------------------------------ connections
 
@@ -495,6 +484,24 @@ class Endpoint:
         if response is None:
             raise ConnectionClosed(f"no response to the enveloped {ApiKey(inner.api_key).title} could be encoded")
         return opened.respond(response)
+
+
+@contextlib.contextmanager
+def running_in_thread(server, name: str):
+    """Run ``server`` (anything with ``async start()`` and ``async stop()``: an endpoint, a
+    broker of yours) on an event loop of a background thread named ``name``, for synchronous
+    callers such as tests; stopped, and the loop closed, when the block ends."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name=name, daemon=True)
+    thread.start()
+    try:
+        asyncio.run_coroutine_threadsafe(server.start(), loop).result()
+        yield server
+    finally:
+        asyncio.run_coroutine_threadsafe(server.stop(), loop).result()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
 
 
 def _now_ms() -> int:
