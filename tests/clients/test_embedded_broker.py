@@ -147,6 +147,7 @@ def test_confluent_wrong_password_then_the_broker_serves_others(broker):
 
 
 def kafka_python_config(broker, user="alice", password=None, mechanism="SCRAM-SHA-256"):
+    """A kafka-python client's settings; aiokafka takes the same names."""
     return {
         "bootstrap_servers": broker.bootstrap, "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": mechanism,
         "sasl_plain_username": user, "sasl_plain_password": PASSWORDS[user] if password is None else password,
@@ -227,14 +228,6 @@ def test_kafka_python_wrong_password_then_the_broker_serves_others(broker, caplo
 # ---------------------------------------------------------------------------------------------- aiokafka
 
 
-def aiokafka_config(broker, user="alice", password=None, mechanism="SCRAM-SHA-256"):
-    return {
-        "bootstrap_servers": broker.bootstrap, "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": mechanism,
-        "sasl_plain_username": user, "sasl_plain_password": PASSWORDS[user] if password is None else password,
-        "request_timeout_ms": TIMEOUT * 1000,
-    }
-
-
 @contextlib.asynccontextmanager
 async def started(client):
     await client.start()
@@ -248,10 +241,10 @@ def test_aiokafka_produces_consumes_and_commits(broker):
     aiokafka = pytest.importorskip("aiokafka")
 
     async def scenario():
-        async with started(aiokafka.AIOKafkaProducer(**aiokafka_config(broker, mechanism="SCRAM-SHA-512"))) as producer:
+        async with started(aiokafka.AIOKafkaProducer(**kafka_python_config(broker, mechanism="SCRAM-SHA-512"))) as producer:
             offsets = [(await producer.send_and_wait("orders", value)).offset for value in VALUES]
         consumer = aiokafka.AIOKafkaConsumer("orders", group_id="billing", auto_offset_reset="earliest",
-                                             enable_auto_commit=False, **aiokafka_config(broker))
+                                             enable_auto_commit=False, **kafka_python_config(broker))
         async with started(consumer):
             values = [(await asyncio.wait_for(consumer.getone(), TIMEOUT)).value for _ in VALUES]
             await consumer.commit()
@@ -268,10 +261,10 @@ def test_aiokafka_produce_and_fetch_refused(broker):
     from aiokafka.errors import TopicAuthorizationFailedError
 
     async def scenario():
-        async with started(aiokafka.AIOKafkaProducer(**aiokafka_config(broker))) as producer:
+        async with started(aiokafka.AIOKafkaProducer(**kafka_python_config(broker))) as producer:
             with pytest.raises(TopicAuthorizationFailedError):
                 await producer.send_and_wait("payments", b"not alice's")
-        async with started(aiokafka.AIOKafkaConsumer(**aiokafka_config(broker))) as consumer:
+        async with started(aiokafka.AIOKafkaConsumer(**kafka_python_config(broker))) as consumer:
             payments = aiokafka.TopicPartition("payments", 0)
             consumer.assign([payments])
             consumer.seek(payments, 0)
@@ -287,7 +280,7 @@ def test_aiokafka_refused_group(broker):
     from aiokafka.errors import GroupAuthorizationFailedError
 
     async def scenario():
-        consumer = aiokafka.AIOKafkaConsumer(group_id="reports", enable_auto_commit=False, **aiokafka_config(broker))
+        consumer = aiokafka.AIOKafkaConsumer(group_id="reports", enable_auto_commit=False, **kafka_python_config(broker))
         async with started(consumer):
             orders = aiokafka.TopicPartition("orders", 0)
             consumer.assign([orders])
@@ -303,11 +296,11 @@ def test_aiokafka_wrong_password_then_the_broker_serves_others(broker, caplog):
     from aiokafka.errors import KafkaConnectionError
 
     async def scenario():
-        refused = aiokafka.AIOKafkaProducer(**aiokafka_config(broker, password="not-the-password"))
+        refused = aiokafka.AIOKafkaProducer(**kafka_python_config(broker, password="not-the-password"))
         with pytest.raises(KafkaConnectionError):
             await refused.start()
         await refused.stop()
-        async with started(aiokafka.AIOKafkaProducer(**aiokafka_config(broker))) as producer:
+        async with started(aiokafka.AIOKafkaProducer(**kafka_python_config(broker))) as producer:
             return (await producer.send_and_wait("orders", b"sent")).offset
 
     assert run(scenario()) == 0
