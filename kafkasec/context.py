@@ -6,6 +6,7 @@ import enum
 import functools
 import ipaddress
 
+import attrs
 from attrs import field, frozen, validators
 
 from kafkasec.acl import AclOperation, PatternType, ResourcePattern
@@ -108,12 +109,36 @@ class RequestContext:
         # acl_principal()'s rule, reusing the text: a context is made per request.
         object.__setattr__(self, "acl_principal", None if ":" in principal.principal_type else text)
 
+    def for_request(self, request_type: int, request_version: int, client_id: str, correlation_id: int) -> RequestContext:
+        """The context of one request on this context's connection: its principal, address,
+        listener and forwarding fields with the request header's. The same as building it
+        anew, at half the cost: what the connection fixed was checked when this context was
+        made, and a server makes one per request."""
+        if not (isinstance(request_type, int) and isinstance(request_version, int) and isinstance(correlation_id, int)):
+            raise TypeError(f"request_type, request_version and correlation_id are ints, not {request_type!r}, "
+                            f"{request_version!r}, {correlation_id!r}")
+        if not isinstance(client_id, str):
+            raise TypeError(f"client_id is a str, not {client_id!r}")
+        context = object.__new__(RequestContext)
+        for name in _CONNECTION_FIELDS:
+            _set_field(context, name, getattr(self, name))
+        _set_field(context, "request_type", request_type)
+        _set_field(context, "request_version", request_version)
+        _set_field(context, "client_id", client_id)
+        _set_field(context, "correlation_id", correlation_id)
+        return context
+
     @classmethod
     def for_principal(cls, principal: KafkaPrincipal | str, client_address: str = "127.0.0.1", **kwargs) -> RequestContext:
         """A context for ``principal`` (a KafkaPrincipal or "Type:name"), e.g. for tools and tests."""
         if isinstance(principal, str):
             principal = KafkaPrincipal.parse(principal)
         return cls(principal, client_address, **kwargs)
+
+
+_set_field = object.__setattr__  # how a frozen attrs class sets its own fields
+_REQUEST_FIELDS = frozenset({"request_type", "request_version", "client_id", "correlation_id"})
+_CONNECTION_FIELDS = tuple(name for name in attrs.fields_dict(RequestContext) if name not in _REQUEST_FIELDS)
 
 
 def _literal_pattern(instance, attribute, value):

@@ -268,6 +268,46 @@ class Authenticator:
         return left_ms
 
 
+REAUTHENTICATION_PAUSE_S = 1.0
+"""Kafka begins no re-authentication within a second of the last one."""
+
+
+class LoginSession:
+    """A SASL login that lasts (KIP-368): its mechanism, when it ends, and when the connection
+    last began to re-authenticate; times are ``time.monotonic()`` seconds."""
+
+    __slots__ = ("mechanism", "ends_at", "reauthenticated_at")
+
+    def __init__(self, mechanism: str, lifetime_ms: int, reauthenticated_at: float | None = None):
+        self.mechanism = mechanism
+        self.ends_at = time.monotonic() + lifetime_ms / 1000
+        self.reauthenticated_at = reauthenticated_at
+
+    @classmethod
+    def after(cls, authenticator: Authenticator, previous: LoginSession | None = None) -> LoginSession | None:
+        """The session a completed login starts (None when neither ``connections.max.reauth.ms``
+        nor the credential bounds it), keeping ``previous``'s re-authentication time."""
+        lifetime_ms = authenticator.session_lifetime_ms
+        if lifetime_ms is None:
+            return None
+        assert authenticator.mechanism is not None  # chosen by the handshake, before COMPLETE
+        return cls(authenticator.mechanism, lifetime_ms, None if previous is None else previous.reauthenticated_at)
+
+    def expired(self) -> bool:
+        return time.monotonic() >= self.ends_at
+
+    def may_reauthenticate(self) -> bool:
+        """Whether a SaslHandshake now begins a re-authentication (and, if so, notes when).
+        Not within a second of the last one (Kafka's
+        KafkaChannel.maybeBeginServerReauthentication): such a handshake is then an ordinary
+        request, answered ILLEGAL_SASL_STATE (:func:`answer_after_login`)."""
+        now = time.monotonic()
+        if self.reauthenticated_at is not None and now - self.reauthenticated_at < REAUTHENTICATION_PAUSE_S:
+            return False
+        self.reauthenticated_at = now
+        return True
+
+
 def answer_after_login(request: wire.Request) -> bytes:
     """SaslHandshake or SaslAuthenticate on a connection logged in for good (no session end,
     so no KIP-368 re-authentication), answered as KafkaApis does: ILLEGAL_SASL_STATE."""

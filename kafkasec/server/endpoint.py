@@ -53,8 +53,6 @@ import os
 import threading
 import time
 
-from attrs import frozen
-
 from kafkasec.context import RequestContext
 from kafkasec.errors import KafkaError, KafkaErrorCode
 from kafkasec.principals.authentication import PlaintextAuthenticationContext, SslAuthenticationContext
@@ -65,7 +63,7 @@ from kafkasec.protocol.catalogue import Catalogue, Node
 from kafkasec.protocol.cluster_apis import ClusterRequests
 from kafkasec.protocol.forwarding import EnvelopeAction, open_envelope, privileged_listeners
 from kafkasec.protocol.registry import ApiHandlers
-from kafkasec.server.authenticator import SCRAM_MECHANISMS, Authenticator, answer_after_login
+from kafkasec.server.authenticator import SCRAM_MECHANISMS, Authenticator, LoginSession, answer_after_login
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.fair_pool import FairPool
 from kafkasec.server.limits import SMALL_FRAME_BYTES, ConnectionQuotas, LimitExceeded, UnauthenticatedBytes
@@ -98,17 +96,6 @@ DEFAULT_CLUSTER_ID = "kafkasec-cluster"
 
 class ConnectionClosed(Exception):
     """The endpoint closes this connection; ``args[0]`` says why, for the log."""
-
-
-@frozen
-class _Session:
-    """A SASL login that lasts (KIP-368): its mechanism, and when it ends (time.monotonic())."""
-
-    mechanism: str
-    expires_at: float
-
-    def expired(self) -> bool:
-        return time.monotonic() >= self.expires_at
 
 
 class _Deadline:
@@ -357,7 +344,7 @@ class Endpoint:
         await writer.drain()
 
     async def _serve(self, reader, writer, client_address: str) -> None:
-        session: _Session | None = None  # SASL connections whose login lasts a while (KIP-368)
+        session: LoginSession | None = None  # SASL connections whose login lasts a while (KIP-368)
         if self.security_protocol == "PLAINTEXT":
             principal = self.security.build_principal(PlaintextAuthenticationContext(client_address, self.listener_name))
         elif self.security_protocol == "SSL":
@@ -368,7 +355,7 @@ class Endpoint:
             principal, session = await self._login(reader, writer, client_address)
         await self._serve_requests(reader, writer, client_address, principal, session)
 
-    async def _serve_requests(self, reader, writer, client_address: str, principal, session: _Session | None) -> None:
+    async def _serve_requests(self, reader, writer, client_address: str, principal, session: LoginSession | None) -> None:
         """Answer a logged-in connection's requests, one at a time, in order."""
         while True:
             frame = await self._read_frame(reader, writer, self.max_request_bytes)
@@ -382,11 +369,12 @@ class Endpoint:
                 raise ConnectionClosed("the request is answered by closing the connection")
             await self._send(writer, answer)
 
-    async def _renew_session(self, reader, writer, client_address: str, frame: bytes, principal, session: _Session):
-        """KIP-368: a SaslHandshake starts a re-authentication (the new principal and session);
-        any other request after the session's end closes the connection, as Kafka's broker
-        does. None: ``frame`` is an ordinary request."""
-        if int.from_bytes(frame[:2], "big", signed=True) == ApiKey.SASL_HANDSHAKE:
+    async def _renew_session(self, reader, writer, client_address: str, frame: bytes, principal, session: LoginSession):
+        """KIP-368: a SaslHandshake starts a re-authentication (the new principal and session),
+        unless one began less than a second ago (it is then answered as any request); any
+        other request after the session's end closes the connection, as Kafka's broker does.
+        None: ``frame`` is an ordinary request."""
+        if int.from_bytes(frame[:2], "big", signed=True) == ApiKey.SASL_HANDSHAKE and session.may_reauthenticate():
             renewed = await self._login(reader, writer, client_address, frame, renewing=(principal, session))
             self.reauthentications += 1
             return renewed
@@ -423,11 +411,7 @@ class Endpoint:
                 await self._send(writer, reply.frame)
             if reply.close:
                 raise ConnectionClosed(f"login failed: {reply.reason}")
-        lifetime_ms = authenticator.session_lifetime_ms
-        assert authenticator.mechanism is not None  # chosen by the handshake, before COMPLETE
-        expires = None if lifetime_ms is None else time.monotonic() + lifetime_ms / 1000
-        session = None if expires is None else _Session(authenticator.mechanism, expires)
-        return authenticator.principal, session
+        return authenticator.principal, LoginSession.after(authenticator, None if renewing is None else renewing[1])
 
     async def _answer(self, principal, client_address: str, frame: bytes) -> bytes | None:
         """The response frame to an authenticated request; None closes the connection."""

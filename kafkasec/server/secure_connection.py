@@ -32,12 +32,12 @@ out in the order of the requests, as Kafka's clients expect.
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from typing import Any, Mapping, Union
 
 from attrs import field, frozen
 
+from kafkasec.context import RequestContext
 from kafkasec.errors import KafkaError
 from kafkasec.principals.authentication import PlaintextAuthenticationContext, SslAuthenticationContext
 from kafkasec.protocol import wire
@@ -49,7 +49,7 @@ from kafkasec.protocol.request_rules import (
     authorize_request,
     client_api_versions,
 )
-from kafkasec.server.authenticator import SCRAM_MECHANISMS, Authenticator, answer_after_login
+from kafkasec.server.authenticator import SCRAM_MECHANISMS, Authenticator, LoginSession, answer_after_login
 from kafkasec.server.endpoint import (
     DEFAULT_MAX_REQUEST_BYTES,
     DEFAULT_MAX_SASL_RECEIVE_BYTES,
@@ -60,9 +60,6 @@ from kafkasec.server.endpoint import (
 from kafkasec.settings import SECURITY_PROTOCOLS, parse_count, parse_milliseconds
 
 log = logging.getLogger(__name__)
-
-REAUTHENTICATION_PAUSE_S = 1.0
-"""Kafka begins no re-authentication within a second of the last one."""
 
 @frozen
 class Send:
@@ -144,10 +141,9 @@ class SecureConnection:
         APIs kafkasec answers, and the connection's own (ApiVersions, SASL)."""
         self._buffer = bytearray()
         self._closed = False
-        self._session_ends: float | None = None  # KIP-368: monotonic seconds
-        self._reauthenticated_at: float | None = None
-        self._mechanism: str | None = None
+        self._session: LoginSession | None = None  # KIP-368
         self._authenticator: Authenticator | None = None
+        self._context: RequestContext | None = None
         self.principal = None
         """The client's principal once it is known (at once without SASL; after the login)."""
         if security_protocol == "PLAINTEXT":
@@ -169,11 +165,16 @@ class SecureConnection:
         """Events for ``data``, the next bytes the client sent (any split of its frames)."""
         if self._closed:
             raise ValueError("the connection is closed: nothing more is read from it")
-        self._buffer += data
         events: list[Event] = []
+        if not self._buffer and type(data) is bytes and len(data) >= wire.FRAME_SIZE.size:
+            # The common case, one whole frame read at once, without copying it into the buffer.
+            (size,) = wire.FRAME_SIZE.unpack_from(data)
+            if len(data) == wire.FRAME_SIZE.size + size and 0 <= size <= self._frame_limit():
+                return self.receive_frame(data[wire.FRAME_SIZE.size:])
+        self._buffer += data
         while not self._closed and len(self._buffer) >= wire.FRAME_SIZE.size:
             (size,) = wire.FRAME_SIZE.unpack_from(self._buffer)
-            limit = self.max_request_bytes if self.logged_in else self.max_sasl_receive_bytes
+            limit = self._frame_limit()
             if size < 0 or size > limit:
                 return self._close(events, f"a frame of {size} bytes (at most {limit})")
             if len(self._buffer) < wire.FRAME_SIZE.size + size:
@@ -183,6 +184,9 @@ class SecureConnection:
             events += self.receive_frame(frame)
         return events
 
+    def _frame_limit(self) -> int:
+        return self.max_request_bytes if self.logged_in else self.max_sasl_receive_bytes
+
     def receive_frame(self, frame: bytes) -> list[Event]:
         """Events for one whole frame (without its size), for a broker that frames itself."""
         if self._closed:
@@ -190,10 +194,11 @@ class SecureConnection:
         if self._authenticator is not None:
             return self._login(frame)
         api_key = int.from_bytes(frame[:2], "big", signed=True)
-        if api_key == ApiKey.SASL_HANDSHAKE and self._may_reauthenticate():
-            self._authenticator = self._new_authenticator((self.principal, self._mechanism))
+        session = self._session
+        if session is not None and api_key == ApiKey.SASL_HANDSHAKE and session.may_reauthenticate():
+            self._authenticator = self._new_authenticator((self.principal, session.mechanism))
             return self._login(frame)
-        if self._session_ends is not None and time.monotonic() >= self._session_ends:
+        if session is not None and session.expired():
             return self._close([], "the authentication session expired and the client did not re-authenticate")
         try:
             return self._request(frame)
@@ -240,9 +245,8 @@ class SecureConnection:
             # Answered, the answer waits the delay; unanswered, the close does.
             return self._close(events, f"login failed: {reply.reason}", 0 if reply.frame is not None else reply.delay_ms)
         if authenticator.is_complete:
-            self.principal, self._mechanism = authenticator.principal, authenticator.mechanism
-            lifetime_ms = authenticator.session_lifetime_ms
-            self._session_ends = None if lifetime_ms is None else time.monotonic() + lifetime_ms / 1000
+            self.principal = authenticator.principal
+            self._session = LoginSession.after(authenticator, self._session)
             self._authenticator = None
         return events
 
@@ -260,9 +264,8 @@ class SecureConnection:
         request = wire.decode_request(frame)
         if api_key in (ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
             return [Send(wire.size_prefixed(answer_after_login(request)))]
-        context = wire.request_context(
-            request, self.principal, self.client_address, listener_name=self.listener_name,
-            security_protocol=self.security_protocol,
+        context = self._connection_context().for_request(
+            api_key, version, request.header.client_id or "", int(request.header.correlation_id)
         )
         if api_key in self._security_apis.handlers:
             answer = self._security_apis.handle(self.security, context, request)
@@ -283,21 +286,21 @@ class SecureConnection:
         frame_out = encode_or_none(authorization.response(), correlation_id, f"{ApiKey(api_key).title} v{version}")
         return [Send(wire.size_prefixed(frame_out))] if frame_out is not None else self._close([], "no answer could be encoded")
 
+    def _connection_context(self) -> RequestContext:
+        """The context every request of this principal on this connection shares (made once
+        per login: a re-authentication may change the principal)."""
+        context = self._context
+        assert self.principal is not None  # requests are read once the client has logged in
+        if context is None or context.principal is not self.principal:
+            context = self._context = RequestContext(
+                self.principal, self.client_address, listener_name=self.listener_name,
+                security_protocol=self.security_protocol,
+            )
+        return context
+
     def _refused(self, api_key: int, version: int, body, correlation_id: int) -> list[Event]:
         frame = unknown_server_error_frame(api_key, version, body, correlation_id)
         return [Send(wire.size_prefixed(frame))] if frame is not None else self._close([], "no error answer possible")
-
-    def _may_reauthenticate(self) -> bool:
-        """KIP-368: a session that ends may be renewed, but a re-authentication does not begin
-        within a second of the last one (Kafka's KafkaChannel.maybeBeginServerReauthentication);
-        such a handshake is then an ordinary request, answered ILLEGAL_SASL_STATE."""
-        if self._session_ends is None:
-            return False
-        now = time.monotonic()
-        if self._reauthenticated_at is not None and now - self._reauthenticated_at < REAUTHENTICATION_PAUSE_S:
-            return False
-        self._reauthenticated_at = now
-        return True
 
     def _close(self, events: list[Event], reason: str, delay_ms: int = 0) -> list[Event]:
         self._closed = True

@@ -380,3 +380,32 @@ def test_authorization_result_members():
     assert AuthorizationResult.DENIED.value == "DENIED"
     assert AuthorizationResult("ALLOWED") is AuthorizationResult.ALLOWED
     assert AuthorizationResult.ALLOWED != AuthorizationResult.DENIED
+
+
+@given(
+    principal=st.builds(KafkaPrincipal, st.sampled_from(["User", "Group", "ServiceAccount"]), st.text(max_size=8)),
+    forwarded=st.booleans(),
+    request_type=st.integers(-1, 80),
+    request_version=st.integers(0, 20),
+    client_id=st.text(max_size=8),
+    correlation_id=st.integers(-(2**31), 2**31 - 1),
+)
+def test_a_context_for_a_request_equals_one_built_anew(principal, forwarded, request_type, request_version, client_id, correlation_id):
+    # for_request copies what the connection fixed instead of checking it again (a server makes
+    # one context per request): nothing may differ from the context made with every check.
+    extra = {"forwarding_principal": KafkaPrincipal.user("broker"), "forwarding_address": "::1"} if forwarded else {}
+    connection = RequestContext(principal, "10.0.0.7", listener_name="CLIENTS", security_protocol="SASL_SSL", **extra)
+    made = connection.for_request(request_type, request_version, client_id, correlation_id)
+    built = RequestContext(principal, "10.0.0.7", listener_name="CLIENTS", security_protocol="SASL_SSL",
+                           request_type=request_type, request_version=request_version, client_id=client_id,
+                           correlation_id=correlation_id, **extra)
+    assert made == built
+    assert attrs.asdict(made, recurse=False) == attrs.asdict(built, recurse=False)
+    assert (made.principal_text, made.acl_principal) == (built.principal_text, built.acl_principal)
+
+
+@pytest.mark.parametrize("fields", [("3", 0, "", 0), (3, None, "", 0), (3, 0, None, 0), (3, 0, "", 1.5)])
+def test_a_context_for_a_request_checks_the_request_fields(fields):
+    connection = RequestContext(KafkaPrincipal.user("alice"), "127.0.0.1")
+    with pytest.raises(TypeError, match="request_type, request_version and correlation_id are ints|client_id is a str"):
+        connection.for_request(*fields)

@@ -29,6 +29,7 @@ Which APIs are not here, and why:
 
 from __future__ import annotations
 
+import functools
 import uuid
 from typing import Any, Mapping
 
@@ -94,12 +95,11 @@ def authorize_request(
         if getattr(request, "__api_key__", header_api) != header_api:
             raise ValueError(f"the request's header names API key {header_api}, its body API key {request.__api_key__}")
         version = header_version if version is None else version
-    api_key = getattr(request, "__api_key__", None)
-    if api_key is None or getattr(request, "__type__", None) is None or "Request" not in type(request).__name__:
+    api_key = _request_api(request.__class__)
+    if api_key is None:
         raise TypeError(
             f"request must be what wire.decode_request gives (a wire.Request) or a kio request body, not {request!r}"
         )
-    api_key = ApiKey(int(api_key))
     if version is None:
         raise TypeError("a kio request body needs its version: authorize_request(security, context, body, version)")
     if int(request.__version__) != version:
@@ -122,6 +122,15 @@ def authorize_request(
             None, [Refusal(None, refusal.error_code, message=refusal.message)],
             lambda _answer: error_response(api_key, version, request, refusal),
         )
+
+
+@functools.lru_cache(maxsize=None)
+def _request_api(body_type: type) -> ApiKey | None:
+    """The API of a kio request body's class; None for anything else (asked per type, once)."""
+    api_key = getattr(body_type, "__api_key__", None)
+    if api_key is None or getattr(body_type, "__type__", None) is None or "Request" not in body_type.__name__:
+        return None
+    return ApiKey(int(api_key))
 
 
 def client_api_versions() -> dict[ApiKey, tuple[int, int]]:

@@ -12,7 +12,6 @@ and hands ``forward`` to its own request handler; the gateway sends it upstream.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import functools
 import uuid
@@ -34,6 +33,7 @@ ResponseMaker = Callable[[Any], Any]
 
 ZERO_UUID = uuid.UUID(int=0)
 PRODUCER_OF_ANOTHER_TRANSACTION = "The producer id was given to another transactional id"
+ALLOWED = AuthorizationResult.ALLOWED
 
 
 @frozen
@@ -144,10 +144,12 @@ class Incoming:
     def ask(self, questions: Iterable[Question], *, log_if_denied: bool = True) -> Verdicts:
         """Security's answers to ``questions`` in one call; a question asked for several items
         is asked once, with their number as its reference count (Kafka's filterByAuthorized)."""
-        counts = collections.Counter(questions)
+        counts: dict[Question, int] = {}
+        for question in questions:  # a dict, not a Counter: this runs for every request
+            counts[question] = counts.get(question, 0) + 1
         actions = [action(*question, count, log_if_denied) for question, count in counts.items()]
         results = self.security.authorize(self.context, actions) if actions else []
-        return Verdicts({question: result is AuthorizationResult.ALLOWED for question, result in zip(counts, results)})
+        return Verdicts({question: result is ALLOWED for question, result in zip(counts, results)})
 
     def allows(self, question: Question, *, log_if_denied: bool = True) -> bool:
         """One question asked alone (the checks Kafka makes apart, often unlogged when refused)."""
@@ -183,7 +185,7 @@ class Incoming:
         )
 
     def allowed_whole(self) -> RequestAuthorization:
-        return self.decided(self.body)
+        return RequestAuthorization(self.api_key, self.version, self.body, self.body)
 
     def refused_whole(self, error: KafkaErrorCode, resource: ResourcePattern | None, respond: ResponseMaker) -> RequestAuthorization:
         return self.decided(None, [Refusal(None, error, resource)], respond)
