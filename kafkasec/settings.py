@@ -250,6 +250,8 @@ BUILTIN_SETTINGS = (
        "listen with SO_REUSEPORT, so that several kafkasec serve processes share the listeners' ports"),
     _s("kafkasec.server.ssl.handshake.timeout.ms", "milliseconds", 10_000, "kafkasec.server",
        "a TLS client that has not finished its handshake after this long is disconnected"),
+    _s("kafkasec.server.event.loop", "string", "auto", "kafkasec.server",
+       "auto (uvloop where installed), uvloop or asyncio: the event loop kafkasec serve runs"),
     # The gateway (kafkasec serve --upstream): every other kafkasec.upstream.* key is a client
     # property of the gateway's login upstream (security.protocol, sasl.*, ssl.*).
     _s("kafkasec.upstream.bootstrap.servers", "list", None, "kafkasec.server.gateway",

@@ -168,11 +168,13 @@ def _upstream_overrides(args) -> dict[str, str]:
 
 async def _serve(args, security, catalogue) -> None:
     from kafkasec.server import ControllerLink, Endpoint
+    from kafkasec.server.event_loop import loop_name
     from kafkasec.server.gateway import GatewayEndpoint
     from kafkasec.server.listeners import Listener, parse_listeners
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    logging.getLogger("kafkasec.server").info("event loop: %s", loop_name(loop))
     for signal_number in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signal_number, stop.set)
     node = {"node_id": args.node_id, "cluster_id": args.cluster_id}
@@ -241,6 +243,7 @@ def run(args) -> int:
     # The endpoint needs the 'wire' extra; the other commands must work without it.
     try:
         from kafkasec.server import Catalogue
+        from kafkasec.server.event_loop import loop_factory, run as run_on_loop
     except ImportError as error:
         if error.name != "kio":
             raise
@@ -257,9 +260,13 @@ def run(args) -> int:
     overrides.update(_upstream_overrides(args))
     with open_security(args, writes=True, overrides=overrides) as security:
         _check_listeners(args, security.config)
+        try:
+            new_loop = loop_factory(security.config)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
         # The handler threads are CPU-bound at times (a large Metadata answer); a shorter
         # switch interval hands the interpreter lock back to the loop and the logins sooner.
         sys.setswitchinterval(SWITCH_INTERVAL_S)
-        asyncio.run(_serve(args, security, catalogue))
+        run_on_loop(_serve(args, security, catalogue), new_loop)
     print("kafkasec serve: stopped", file=sys.stderr)
     return 0

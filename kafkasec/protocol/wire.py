@@ -192,7 +192,9 @@ class _Frame:
 
 
 def _field_checker(field, flexible: bool, is_header: bool, tagged: bool):
-    """A function(frame) that steps over one field's bytes, checking every length in it."""
+    """A function(frame) that steps over one field's bytes, checking every length in it, and
+    the field's size when it is fixed (None otherwise). The function is made for the field's
+    kind once, not told apart at every read: the walk runs over every request."""
     from kio.serial._introspect import (
         EntityField,
         EntityTupleField,
@@ -202,33 +204,39 @@ def _field_checker(field, flexible: bool, is_header: bool, tagged: bool):
     )
 
     field_class = classify_field(field)
-    kafka_type = None if isinstance(field_class, (EntityField, EntityTupleField)) else get_schema_field_type(field)
     optional = not tagged and is_optional(field)
     name = field.name
-    if is_header and name == "client_id":
-        flexible_string = False  # Kafka writes the header's client id as a legacy string always
+    fixed_size = None
+    if isinstance(field_class, (EntityField, EntityTupleField)):
+        entity = _entity_checker(field_class.type_)
+        if optional and not field_class.is_array:
+            def element(frame: _Frame) -> None:
+                if frame.signed(1) >= 0:  # -1: KIP-893's null struct marker
+                    entity(frame)
+        else:
+            element = entity
     else:
-        flexible_string = flexible
+        kafka_type = get_schema_field_type(field)
+        if kafka_type in _FIXED_SIZES:
+            fixed_size = _FIXED_SIZES[kafka_type]
 
-    def element(frame: _Frame) -> None:
-        if isinstance(field_class, (EntityField, EntityTupleField)):
-            if optional and not field_class.is_array and frame.signed(1) < 0:
-                return  # KIP-893's null struct marker
-            _entity_checker(field_class.type_)(frame)
-        elif kafka_type in _FIXED_SIZES:
-            frame.skip(_FIXED_SIZES[kafka_type], name)
+            def element(frame: _Frame) -> None:
+                frame.skip(fixed_size, name)
         elif kafka_type in ("string", "bytes", "records"):
-            if flexible_string:
-                size = frame.uvarint() - 1
-            else:
-                size = frame.signed(2 if kafka_type == "string" else 4)
-            if size >= 0 or not (optional or kafka_type == "records" or (is_header and name == "client_id")):
-                frame.skip(size, name)
+            # Kafka writes the header's client id as a legacy string always, and null.
+            header_client_id = is_header and name == "client_id"
+            legacy_size = 0 if flexible and not header_client_id else (2 if kafka_type == "string" else 4)
+            nullable = optional or kafka_type == "records" or header_client_id
+
+            def element(frame: _Frame) -> None:
+                size = frame.signed(legacy_size) if legacy_size else frame.uvarint() - 1
+                if size >= 0 or not nullable:
+                    frame.skip(size, name)
         else:
             raise InvalidRequestError(f"no length check for the field type {kafka_type!r} of {name}")
 
     if not field_class.is_array:
-        return element
+        return element, fixed_size
 
     def array(frame: _Frame) -> None:
         count = frame.count(flexible, name)
@@ -237,29 +245,54 @@ def _field_checker(field, flexible: bool, is_header: bool, tagged: bool):
         for _ in range(count):
             element(frame)
 
-    return array
+    return array, None
 
 
 @functools.lru_cache(maxsize=None)
 def _field_steps(entity_type: type[Entity]) -> tuple[tuple, dict]:
-    """The checkers of an entity's plain fields, in order, and of its tagged fields, by tag."""
+    """The checkers of an entity's plain fields, in order (a run of fixed-size fields is one
+    step), and of its tagged fields, by tag."""
     from kio.serial._introspect import get_field_tag
 
     flexible = entity_type.__flexible__
     is_header = entity_type.__name__ == "RequestHeader"
-    plain, tagged = [], {}
+    plain: list = []
+    tagged = {}
+    run_bytes, run_names = 0, []
     for field in dataclasses.fields(entity_type):
         tag = get_field_tag(field)
-        if tag is None:
-            plain.append(_field_checker(field, flexible, is_header, False))
-        else:
-            tagged[int(tag)] = _field_checker(field, flexible, is_header, True)
+        if tag is not None:
+            tagged[int(tag)] = _field_checker(field, flexible, is_header, True)[0]
+            continue
+        step, fixed_size = _field_checker(field, flexible, is_header, False)
+        if fixed_size is not None:
+            run_bytes += fixed_size
+            run_names.append(field.name)
+            continue
+        if run_names:
+            plain.append(_fixed_run(run_bytes, run_names))
+            run_bytes, run_names = 0, []
+        plain.append(step)
+    if run_names:
+        plain.append(_fixed_run(run_bytes, run_names))
     return tuple(plain), tagged
+
+
+def _fixed_run(size: int, names: list[str]):
+    what = ", ".join(names)
+
+    def step(frame: _Frame) -> None:
+        frame.skip(size, what)
+
+    return step
 
 
 def _tags(frame: _Frame, tagged: dict) -> list[int]:
     """Step over a tagged-field section, checking the fields it knows; the tags present."""
     section = frame.offset
+    if section < frame.end and frame.data[section] == 0:  # no tagged field: the usual case
+        frame.offset += 1
+        return []
     fields = frame.uvarint()
     if fields > frame.end - frame.offset:
         raise InvalidRequestError(f"{fields} tagged fields claimed, but only {frame.end - frame.offset} bytes remain")

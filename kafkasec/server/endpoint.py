@@ -66,6 +66,7 @@ from kafkasec.protocol.registry import ApiHandlers
 from kafkasec.server.authenticator import SCRAM_MECHANISMS, Authenticator, LoginSession, answer_after_login
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.fair_pool import FairPool
+from kafkasec.server.frame_reader import ConnectionClosed, FrameReader
 from kafkasec.server.limits import SMALL_FRAME_BYTES, ConnectionQuotas, LimitExceeded, UnauthenticatedBytes
 from kafkasec.server.tls_stream import HandshakeBurst, TlsHandshakeError, accept_tls, release_freed_memory
 from kafkasec.settings import SECURITY_PROTOCOLS, parse_bool, parse_count, parse_list, parse_milliseconds
@@ -94,22 +95,16 @@ INLINE_APIS = frozenset({
 request (a few keys or groups), never by the size of the state or the catalogue."""
 DEFAULT_CLUSTER_ID = "kafkasec-cluster"
 
-class ConnectionClosed(Exception):
-    """The endpoint closes this connection; ``args[0]`` says why, for the log."""
-
-
 class _Deadline:
-    """Aborts a connection unless the ``with`` block ends within ``seconds``; the read error
-    that the abort causes (not one of the client going away) leaves the block as
-    ConnectionClosed, its text ``reason % reason_value`` (formatted only then: the idle
-    deadline is set for every frame)."""
+    """Aborts a connection unless the ``with`` block ends within ``seconds`` (a TLS handshake);
+    the read error that the abort causes (not one of the client going away) leaves the block
+    as ConnectionClosed(``reason``)."""
 
-    def __init__(self, writer, seconds: float, reason: str, reason_value: object):
+    def __init__(self, writer, seconds: float, reason: str):
         self.expired = False
         self._writer = writer
         self._seconds = seconds
         self._reason = reason
-        self._reason_value = reason_value
 
     def __enter__(self) -> _Deadline:
         self._timer = asyncio.get_running_loop().call_later(self._seconds, self._expire)
@@ -118,7 +113,7 @@ class _Deadline:
     def __exit__(self, kind, error, traceback) -> None:
         self._timer.cancel()
         if self.expired and isinstance(error, (asyncio.IncompleteReadError, ConnectionError)):
-            raise ConnectionClosed(self._reason % self._reason_value) from None
+            raise ConnectionClosed(self._reason) from None
 
     def _expire(self) -> None:
         self.expired = True
@@ -288,7 +283,11 @@ class Endpoint:
             if self.ssl_context is not None:
                 reader, writer = await self._handshake(reader, writer, peer[0])
                 self._connections[task] = writer
-            await self._serve(reader, writer, peer[0])
+            frames = FrameReader(reader, writer.transport, self.idle_timeout_ms)
+            try:
+                await self._serve(frames, writer, peer[0])
+            finally:
+                frames.close()
         except ConnectionClosed as closed:
             log.info("closing connection from %s:%s: %s", peer[0], peer[1], closed.args[0])
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -306,8 +305,8 @@ class Endpoint:
         pool = self._login_pool
         self._handshakes.begin()
         try:
-            with _Deadline(writer, self.ssl_handshake_timeout_ms / 1000, f"no TLS handshake within {SSL_HANDSHAKE_TIMEOUT_MS}=%s",
-                           self.ssl_handshake_timeout_ms):
+            with _Deadline(writer, self.ssl_handshake_timeout_ms / 1000,
+                           f"no TLS handshake within {SSL_HANDSHAKE_TIMEOUT_MS}={self.ssl_handshake_timeout_ms}"):
                 return await accept_tls(self.ssl_context, reader, writer, lambda step: pool.run(client_address, step))
         except TlsHandshakeError as error:
             raise ConnectionClosed(error.args[0]) from None
@@ -316,34 +315,12 @@ class Endpoint:
                 # Later: the burst's last connections still hold their OpenSSL state here.
                 asyncio.get_running_loop().call_later(1.0, release_freed_memory)
 
-    async def _read_frame(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, limit: int, *, before_login: bool = False
-    ) -> bytes:
-        """The next frame, which must arrive whole within ``connections.max.idle.ms``; a large
-        frame ``before_login`` must fit in the budget of bytes held for such clients."""
-        # One timer per frame, not asyncio.wait_for per read: wait_for makes a task per call,
-        # which was a fifth of the endpoint's time in a login.
-        with _Deadline(writer, self.idle_timeout_ms / 1000, "idle for connections.max.idle.ms (%s ms)", self.idle_timeout_ms):
-            (size,) = wire.FRAME_SIZE.unpack(await reader.readexactly(wire.FRAME_SIZE.size))
-            if size < 0 or size > limit:
-                raise ConnectionClosed(f"Invalid receive (size = {size} larger than {limit})" if size > 0 else f"Invalid receive (size = {size})")
-            if not before_login:
-                return await reader.readexactly(size)
-            try:
-                reserved = self.unauthenticated_bytes.reserve(size)
-            except LimitExceeded as refused:
-                raise ConnectionClosed(refused.args[0]) from None
-            try:
-                return await reader.readexactly(size)
-            finally:
-                self.unauthenticated_bytes.release(reserved)
-
     @staticmethod
     async def _send(writer: asyncio.StreamWriter, frame: bytes) -> None:
         writer.write(wire.size_prefixed(frame))
         await writer.drain()
 
-    async def _serve(self, reader, writer, client_address: str) -> None:
+    async def _serve(self, frames: FrameReader, writer, client_address: str) -> None:
         session: LoginSession | None = None  # SASL connections whose login lasts a while (KIP-368)
         if self.security_protocol == "PLAINTEXT":
             principal = self.security.build_principal(PlaintextAuthenticationContext(client_address, self.listener_name))
@@ -352,15 +329,15 @@ class Endpoint:
             certificate = None if tls is None else tls.getpeercert(binary_form=True)
             principal = self.security.build_principal(SslAuthenticationContext(certificate, client_address, self.listener_name))
         else:
-            principal, session = await self._login(reader, writer, client_address)
-        await self._serve_requests(reader, writer, client_address, principal, session)
+            principal, session = await self._login(frames, writer, client_address)
+        await self._serve_requests(frames, writer, client_address, principal, session)
 
-    async def _serve_requests(self, reader, writer, client_address: str, principal, session: LoginSession | None) -> None:
+    async def _serve_requests(self, frames: FrameReader, writer, client_address: str, principal, session: LoginSession | None) -> None:
         """Answer a logged-in connection's requests, one at a time, in order."""
         while True:
-            frame = await self._read_frame(reader, writer, self.max_request_bytes)
+            frame = await frames.frame(self.max_request_bytes)
             if session is not None:
-                renewed = await self._renew_session(reader, writer, client_address, frame, principal, session)
+                renewed = await self._renew_session(frames, writer, client_address, frame, principal, session)
                 if renewed is not None:
                     principal, session = renewed
                     continue
@@ -369,20 +346,20 @@ class Endpoint:
                 raise ConnectionClosed("the request is answered by closing the connection")
             await self._send(writer, answer)
 
-    async def _renew_session(self, reader, writer, client_address: str, frame: bytes, principal, session: LoginSession):
+    async def _renew_session(self, frames: FrameReader, writer, client_address: str, frame: bytes, principal, session: LoginSession):
         """KIP-368: a SaslHandshake starts a re-authentication (the new principal and session),
         unless one began less than a second ago (it is then answered as any request); any
         other request after the session's end closes the connection, as Kafka's broker does.
         None: ``frame`` is an ordinary request."""
         if int.from_bytes(frame[:2], "big", signed=True) == ApiKey.SASL_HANDSHAKE and session.may_reauthenticate():
-            renewed = await self._login(reader, writer, client_address, frame, renewing=(principal, session))
+            renewed = await self._login(frames, writer, client_address, frame, renewing=(principal, session))
             self.reauthentications += 1
             return renewed
         if session.expired():
             raise ConnectionClosed("the authentication session expired and the client did not re-authenticate")
         return None
 
-    async def _login(self, reader, writer, client_address: str, first_frame: bytes | None = None, renewing=None):
+    async def _login(self, frames: FrameReader, writer, client_address: str, first_frame: bytes | None = None, renewing=None):
         """Log the connection in (or, with ``renewing``, the principal and session being
         renewed, re-authenticate it, starting from ``first_frame``): (principal, session)."""
         authenticator = Authenticator(
@@ -399,7 +376,7 @@ class Endpoint:
             if first_frame is not None:
                 frame, first_frame = first_frame, None
             else:
-                frame = await self._read_frame(reader, writer, self.max_sasl_receive_bytes, before_login=True)
+                frame = await frames.frame(self.max_sasl_receive_bytes, budget=self.unauthenticated_bytes)
             if authenticator.blocking:
                 assert self._login_pool is not None  # the endpoint is started
                 reply = await self._login_pool.run(client_address, authenticator.receive, frame)

@@ -33,19 +33,23 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import logging
 import uuid
 from typing import Mapping, Sequence
 
 from kafkasec.client.settings import ClientSettings
+from kafkasec.context import RequestContext
 from kafkasec.errors import KafkaError
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.protocol.api_versions import VersionRanges, kio_versions
 from kafkasec.protocol.registry import ApiHandlers, unknown_server_error_frame
 from kafkasec.protocol.request_rules import CONNECTION_APIS, RULES, authorize_request
+from kafkasec.server.answer_queue import AnswerPlace, AnswerQueue
 from kafkasec.server.broker_addresses import Address, brokers_in, names_brokers, with_addresses
 from kafkasec.server.endpoint import ConnectionClosed, Endpoint
+from kafkasec.server.frame_reader import FrameReader
 from kafkasec.server.upstream import UpstreamError, UpstreamLink, framed
 from kafkasec.settings import parse_list
 
@@ -54,9 +58,6 @@ log = logging.getLogger("kafkasec.server.gateway")
 UPSTREAM_PREFIX = "kafkasec.upstream."
 UPSTREAM_BOOTSTRAP_SERVERS = UPSTREAM_PREFIX + "bootstrap.servers"
 UNADVERTISED_APIS = UPSTREAM_PREFIX + "unadvertised.apis"
-MAX_IN_FLIGHT = 128
-"""Requests of one connection awaiting their answers, before the gateway stops reading it
-(Kafka's clients send at most max.in.flight.requests.per.connection, 5 by default)."""
 MAX_PRODUCER_IDS = 100_000
 """Transactional producers remembered per gateway process (a few MB at most)."""
 _METADATA_VERSIONS = (10, 12)  # topic ids from v10; v13 only adds a top-level error
@@ -80,13 +81,6 @@ def _unadvertised(config: Mapping[str, object]) -> frozenset[ApiKey]:
     if unknown:
         raise ValueError(f"{UNADVERTISED_APIS} names APIs as Kafka spells them (DeleteRecords, ...), not {', '.join(unknown)}")
     return frozenset(by_title[name] for name in names)
-
-
-def _unanswered(answer: asyncio.Future) -> None:
-    """Marks the error of an answer whose client went away before it was sent as seen: the
-    connection is closed already, and its upstream link's failure was logged."""
-    if not answer.cancelled():
-        answer.exception()
 
 
 class Gateway:
@@ -239,37 +233,48 @@ class GatewayEndpoint(Endpoint):
 
     # ------------------------------------------------------------------ a connection
 
-    async def _serve_requests(self, reader, writer, client_address: str, principal, session) -> None:
-        answers: asyncio.Queue = asyncio.Queue(MAX_IN_FLIGHT)
-        sender = asyncio.get_running_loop().create_task(self._send_answers(writer, answers))
+    async def _serve_requests(self, frames: FrameReader, writer, client_address: str, principal, session) -> None:
+        answers = AnswerQueue(writer, frames)
         link: UpstreamLink | None = None
+        connection_context = self._connection_context(principal, client_address)
         try:
             while True:
-                frame = await self._read_frame(reader, writer, self.max_request_bytes)
-                if session is not None and int.from_bytes(frame[:2], "big", signed=True) == ApiKey.SASL_HANDSHAKE:
-                    await answers.join()  # a re-authentication starts once every answer is out
-                if session is not None:
-                    renewed = await self._renew_session(reader, writer, client_address, frame, principal, session)
-                    if renewed is not None:
-                        principal, session = renewed
-                        continue
-                api_key = int.from_bytes(frame[:2], "big", signed=True)
-                if api_key in self._api_handlers.handlers or api_key in CONNECTION_APIS:
-                    local = asyncio.ensure_future(self._local_answer(principal, client_address, frame))
-                    local.add_done_callback(_unanswered)
-                    answer: asyncio.Future | None = local
-                else:
-                    if link is None or link.broken:
-                        link = await self._link()
-                    answer = await self._forward(link, principal, client_address, frame)
-                if answer is not None:
-                    await answers.put(answer)
-                if sender.done():
-                    return
+                for frame in await frames.frames(self.max_request_bytes):
+                    if answers.closed:
+                        return
+                    api_key = int.from_bytes(frame[:2], "big", signed=True)
+                    if session is not None:
+                        if api_key == ApiKey.SASL_HANDSHAKE:
+                            # A re-authentication starts once every answer is out.
+                            if link is not None:
+                                link.flush()
+                            await answers.all_written()
+                        renewed = await self._renew_session(frames, writer, client_address, frame, principal, session)
+                        if renewed is not None:
+                            principal, session = renewed
+                            connection_context = self._connection_context(principal, client_address)
+                            continue
+                    if api_key in self._api_handlers.handlers or api_key in CONNECTION_APIS:
+                        answers.add_task(self._local_answer(principal, client_address, frame))
+                    else:
+                        if link is None or link.broken:
+                            link = await self._link()
+                        await self._forward(link, answers, connection_context, frame)
+                if link is not None:
+                    link.flush()
+                    await link.drain()
+                await writer.drain()
+                await answers.room()
+        except UpstreamError as error:
+            raise ConnectionClosed(str(error)) from None
         finally:
-            sender.cancel()
+            answers.close()
             if link is not None:
                 await link.close()
+
+    def _connection_context(self, principal, client_address: str) -> RequestContext:
+        return RequestContext(principal, client_address, listener_name=self.listener_name,
+                              security_protocol=self.security_protocol)
 
     async def _local_answer(self, principal, client_address: str, frame: bytes) -> Sequence[bytes] | None:
         """An API kafkasec answers itself (ApiVersions, the security APIs), as the endpoint does."""
@@ -282,28 +287,9 @@ class GatewayEndpoint(Endpoint):
         except UpstreamError as error:
             raise ConnectionClosed(str(error)) from None
 
-    async def _send_answers(self, writer, answers: asyncio.Queue) -> None:
-        """Write each answer in the order of the requests; close the connection on the first
-        that cannot be given (the upstream link broke, or the request is answered by closing)."""
-        while True:
-            answer = await answers.get()
-            try:
-                pieces = await answer
-            except (UpstreamError, ConnectionClosed, KafkaError) as error:
-                log.info("closing a client connection: %s", error)
-                writer.transport.abort()
-                return
-            if pieces is None:
-                writer.transport.abort()
-                return
-            for piece in pieces:
-                writer.write(piece)
-            await writer.drain()
-            answers.task_done()
-
-    async def _forward(self, link: UpstreamLink, principal, client_address: str, frame: bytes) -> asyncio.Future | None:
-        """Authorize a request and send what may go on upstream: the future of the client's
-        answer (None for a request answered by nothing)."""
+    async def _forward(self, link: UpstreamLink, answers: AnswerQueue, connection_context: RequestContext, frame: bytes) -> None:
+        """Authorize a request and queue what may go on upstream, its answer's place kept in
+        ``answers`` (none for a request answered by nothing)."""
         try:
             api_key, version = wire.peek_api(frame)
             if not self._api_handlers.serves(api_key, version):
@@ -311,13 +297,14 @@ class GatewayEndpoint(Endpoint):
             request = wire.decode_request(frame)
         except KafkaError as error:
             raise ConnectionClosed(f"unreadable request: {error}") from None
-        correlation_id = _correlation_id(request)
-        context = wire.request_context(
-            request, principal, client_address, listener_name=self.listener_name, security_protocol=self.security_protocol
-        )
+        header = request.header
+        correlation_id = int(header.correlation_id)
+        context = connection_context.for_request(api_key, version, header.client_id or "", correlation_id)
+        principal = context.principal
         try:
             authorization = self._authorize(context, request)
             if authorization.needs_topic_names:
+                link.flush()  # the requests before this one go first, as they came
                 try:
                     await self.gateway.refresh(link)
                 except (UpstreamError, KafkaError) as error:
@@ -327,36 +314,47 @@ class GatewayEndpoint(Endpoint):
             raise
         except Exception:
             log.exception("authorizing %s v%d from %s failed", ApiKey(api_key).title, version, principal)
-            return _answered(self._unexpected_error(request, principal))
+            answers.add(self._unexpected_error(request, principal))
+            return
         answered = not (api_key == ApiKey.PRODUCE and request.body.acks == 0)
         if not answered and authorization.refusals:
             # Kafka answers nothing to acks=0, and closes the connection when it refuses.
             raise ConnectionClosed("a Produce with acks=0 was refused")
         if authorization.forward is None:
-            return _answered(self._response(request, principal, lambda: authorization.response()))
+            answers.add(self._response(request, principal, lambda: authorization.response()))
+            return
         if authorization.unchanged and request.read_whole:
             out = frame
         else:
             try:
-                out = wire.encode_request(authorization.forward, correlation_id=correlation_id, client_id=request.header.client_id)
+                out = wire.encode_request(authorization.forward, correlation_id=correlation_id, client_id=header.client_id)
             except Exception:
                 log.exception("encoding the authorized part of %s v%d from %s failed", ApiKey(api_key).title, version, principal)
-                return _answered(self._unexpected_error(request, principal))
+                answers.add(self._unexpected_error(request, principal))
+                return
+        on_answer = None
+        if answered:
+            place = answers.reserve()
+            on_answer = functools.partial(self._upstream_answered, answers, place, authorization, request, principal)
+        link.send(out, on_answer)
+
+    def _upstream_answered(self, answers: AnswerQueue, place: AnswerPlace, authorization, request: wire.Request,
+                           principal, frame: bytes | None, error: UpstreamError | None) -> None:
+        """The upstream's answer to a forwarded request (called as the link reads it): the
+        client's answer takes its place, now, or from a task when it names brokers."""
+        if error is not None:
+            answers.fail(place, str(error))
+            return
+        assert frame is not None  # an answer, or the error that came instead
         try:
-            upstream_answer = link.send(out, expects_answer=answered)
-        except UpstreamError as error:
-            raise ConnectionClosed(str(error)) from None
-        answer = None
-        if upstream_answer is not None:
-            # Made before waiting on the upstream's pace, so that a failure of the link is
-            # always someone's to see.
-            answer = asyncio.ensure_future(self._client_answer(upstream_answer, authorization, request, principal))
-            answer.add_done_callback(_unanswered)
-        try:
-            await link.drain()
-        except UpstreamError as error:
-            raise ConnectionClosed(str(error)) from None
-        return answer
+            answer = self._client_answer(frame, authorization, request, principal)
+        except (UpstreamError, ConnectionClosed, KafkaError) as failure:
+            answers.fail(place, str(failure))
+            return
+        if isinstance(answer, tuple):
+            answers.fill(place, answer)
+        else:
+            answers.fill_from(place, answer)
 
     def _authorize(self, context, request: wire.Request):
         return authorize_request(
@@ -364,12 +362,12 @@ class GatewayEndpoint(Endpoint):
             producer_ids=self.gateway.producer_ids,
         )
 
-    async def _client_answer(self, upstream_answer: asyncio.Future, authorization, request: wire.Request,
-                             principal) -> Sequence[bytes | memoryview]:
-        """The client's answer, in pieces to write one after the other: the upstream's bytes
-        with the client's correlation id when they may pass, else the merged response."""
-        api_key, version, correlation_id = request.api_key, request.api_version, _correlation_id(request)
-        frame = await upstream_answer
+    def _client_answer(self, frame: bytes, authorization, request: wire.Request, principal):
+        """The client's answer to the upstream's ``frame``, in pieces to write one after the
+        other: the upstream's bytes with the client's correlation id when they may pass, else
+        the merged response; or, for an answer naming brokers, the coroutine that makes it
+        (the gateway's listeners for them may need starting)."""
+        api_key, version, correlation_id = request.api_key, request.api_version, int(request.header.correlation_id)
         try:
             passes = authorization.passes_response and not self.gateway.learns_from(api_key, request.body)
             if passes and not names_brokers(api_key, version, frame):
@@ -385,16 +383,20 @@ class GatewayEndpoint(Endpoint):
             log.exception("answering %s v%d from %s failed", ApiKey(api_key).title, version, principal)
             return self._unexpected_error(request, principal)
         if brokers:
-            response = with_addresses(api_key, response, await self.addresses_of(brokers))
-        elif response is answer:
+            return self._with_gateway_addresses(request, principal, response, brokers)
+        if response is answer:
             return framed(frame, correlation_id, 0)
         return self._response(request, principal, lambda: response)
+
+    async def _with_gateway_addresses(self, request: wire.Request, principal, response, brokers) -> Sequence[bytes]:
+        addresses = await self.addresses_of(brokers)
+        return self._response(request, principal, lambda: with_addresses(request.api_key, response, addresses))
 
     def _response(self, request: wire.Request, principal, make) -> Sequence[bytes]:
         """The frame of the response ``make()`` gives; Kafka's answer to an unexpected error
         when making or encoding it fails (a name past what a non-flexible version can carry)."""
         try:
-            return (wire.size_prefixed(wire.encode_response(make(), correlation_id=_correlation_id(request))),)
+            return (wire.size_prefixed(wire.encode_response(make(), correlation_id=int(request.header.correlation_id))),)
         except Exception:
             log.exception("answering %s v%d from %s failed", ApiKey(request.api_key).title, request.api_version, principal)
             return self._unexpected_error(request, principal)
@@ -404,18 +406,8 @@ class GatewayEndpoint(Endpoint):
         """What Kafka answers a request whose handling failed unexpectedly (logged by the
         caller): UNKNOWN_SERVER_ERROR in the response's shape, or, where that shape cannot
         carry it or be encoded, a clean close."""
-        frame = unknown_server_error_frame(request.api_key, request.api_version, request.body, _correlation_id(request))
+        frame = unknown_server_error_frame(request.api_key, request.api_version, request.body, int(request.header.correlation_id))
         if frame is None:
             what = f"{ApiKey(request.api_key).title} v{request.api_version} from {principal}"
             raise ConnectionClosed(f"{what}: no error response can be given; closing the connection")
         return (wire.size_prefixed(frame),)
-
-
-def _answered(pieces: Sequence[bytes]) -> asyncio.Future:
-    done = asyncio.get_running_loop().create_future()
-    done.set_result(pieces)
-    return done
-
-
-def _correlation_id(request: wire.Request) -> int:
-    return int(request.header.correlation_id)

@@ -20,7 +20,7 @@ Here the connection is accepted as plain TCP, counted and capped like any other,
   alert OpenSSL queued before the connection is closed.
 
 After the handshake, :class:`TlsReader` and :class:`TlsWriter` give the endpoint the parts of
-asyncio's stream interface it uses (``readexactly``; ``write``, ``drain``, ``close``,
+asyncio's stream interface it uses (``read``; ``write``, ``drain``, ``close``,
 ``transport``, ``get_extra_info``).
 """
 
@@ -107,29 +107,22 @@ class TlsReader:
 
     def __init__(self, session: _TlsSession):
         self._session = session
-        self._plain = bytearray()
 
-    async def readexactly(self, size: int) -> bytes:
-        """Exactly ``size`` bytes; ``IncompleteReadError`` when the connection ends first."""
+    async def read(self, size: int) -> bytes:
+        """What the client has sent, at most ``size`` bytes (at least one, waiting for it);
+        ``b""`` once the connection has ended, as ``asyncio.StreamReader.read``."""
         session = self._session
-        while len(self._plain) < size:
+        while True:
             try:
-                data = session.tls.read(max(size - len(self._plain), READ_BYTES))
+                return session.tls.read(size)  # b"" on the client's close_notify
             except ssl.SSLWantReadError:
                 session.flush()  # a TLS 1.3 key update or session ticket may be due
                 if not await session.receive():
-                    raise asyncio.IncompleteReadError(bytes(self._plain), size) from None
+                    return b""
             except ssl.SSLZeroReturnError:
-                raise asyncio.IncompleteReadError(bytes(self._plain), size) from None
+                return b""
             except ssl.SSLError as error:
                 raise ConnectionResetError(f"TLS error: {error.reason or error}") from None
-            else:
-                if not data:  # the client's close_notify
-                    raise asyncio.IncompleteReadError(bytes(self._plain), size)
-                self._plain += data
-        data = bytes(self._plain[:size])
-        del self._plain[:size]
-        return data
 
 
 class TlsWriter:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+from typing import Callable, Sequence
 
 from kafkasec.client.connection import MAX_RESPONSE_BYTES, KafkaConnection
 from kafkasec.client.settings import ClientSettings
@@ -50,28 +51,60 @@ def framed(frame: bytes, correlation_id: int, offset: int) -> tuple[bytes | memo
     after the other. A large frame is two: the few bytes up to the id, and a view of the rest,
     so that a Produce's records or a Fetch answer of megabytes is not copied to change four
     bytes; a small one is one piece, since each piece may cost a system call, which is dearer
-    than copying a few kilobytes. (``StreamWriter.writelines`` joins its pieces, which is the
-    copy avoided.)"""
+    than copying a few kilobytes (:func:`write_pieces` writes them so)."""
     head = wire.FRAME_SIZE.pack(len(frame)) + frame[:offset] + correlation_id.to_bytes(4, "big", signed=True)
     if len(frame) < COPY_BELOW_BYTES:
         return (head + frame[offset + 4:],)
     return head, memoryview(frame)[offset + 4:]
 
 
+AnswerCallback = Callable[[bytes | None, "UpstreamError | None"], None]
+"""Called with the answer frame (its correlation id the link's), or with the error that broke
+the link before it came."""
+
+
+def write_pieces(writer, pieces: Sequence[bytes | memoryview]) -> None:
+    """Write ``pieces`` (frames, and :func:`framed`'s views of large ones) in as few calls as
+    they allow: runs of small pieces joined into one write, each view written as it is (a
+    join would copy the megabytes it exists not to copy)."""
+    if len(pieces) == 1:
+        writer.write(pieces[0])
+        return
+    small: list[bytes | memoryview] = []
+    for piece in pieces:
+        if isinstance(piece, memoryview):
+            if small:
+                writer.write(b"".join(small))
+                small.clear()
+            writer.write(piece)
+        else:
+            small.append(piece)
+    if small:
+        writer.write(b"".join(small) if len(small) > 1 else small[0])
+
+
 class UpstreamLink:
-    """One logged-in, pipelined connection to one upstream broker; build it with :meth:`open`."""
+    """One logged-in, pipelined connection to one upstream broker; build it with :meth:`open`.
+
+    Requests are queued with :meth:`send` and go out together at :meth:`flush` (one write for
+    all the requests a client's read brought); answers are read a chunk at a time, and each
+    is handed to its request's callback as soon as it is read, in order."""
 
     def __init__(self, connection: KafkaConnection, address: tuple[str, int], *, request_timeout_s: float):
         self.address = address
         self.server_versions = connection.server_versions
         self._reader, self._writer = connection.streams()
         self._correlation_id = connection.next_correlation_id()
-        self._pending: collections.deque[tuple[int, asyncio.Future | None]] = collections.deque()
-        """Requests sent and not yet answered, in order; None: an answer that may not come."""
+        self._pending: collections.deque[tuple[int, AnswerCallback | None, float]] = collections.deque()
+        """Requests sent and not yet answered, in order, with when each was sent; None: an
+        answer that may not come."""
+        self._outgoing: list[bytes | memoryview] = []
         self._request_timeout_s = request_timeout_s
+        self._loop = asyncio.get_running_loop()
+        self._timer: asyncio.TimerHandle | None = None
         self._error: UpstreamError | None = None
         self._closing = False
-        self._reading = asyncio.get_running_loop().create_task(self._read_answers(), name=f"upstream-{address}")
+        self._reading = self._loop.create_task(self._read_answers(), name=f"upstream-{address}")
 
     @classmethod
     async def open(cls, settings: ClientSettings, address: tuple[str, int]) -> UpstreamLink:
@@ -115,22 +148,28 @@ class UpstreamLink:
         self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
         return self._correlation_id
 
-    def send(self, frame: bytes, *, expects_answer: bool = True) -> asyncio.Future | None:
-        """Send a request frame (its own correlation id is replaced); the future of the answer
-        frame (whose correlation id is the link's: the caller puts its own back), or None
-        when no answer comes. Frames go out in the order of the calls."""
+    def send(self, frame: bytes, on_answer: AnswerCallback | None) -> None:
+        """Queue a request frame (its own correlation id is replaced) to go out at the next
+        :meth:`flush`; ``on_answer`` gets its answer frame (whose correlation id is the link's:
+        the caller puts its own back), or None when no answer comes. Frames go out in the
+        order of the calls."""
         if self._error is not None:
             raise self._error
         correlation_id = self._next_correlation_id()
-        future: asyncio.Future | None = asyncio.get_running_loop().create_future() if expects_answer else None
-        self._pending.append((correlation_id, future))
+        self._pending.append((correlation_id, on_answer, self._loop.time()))
         # Kafka never answers acks=0: their entries, at the head, are let go once there are
         # many (a broker that does answer them, as Tansu, has answered long before).
         while len(self._pending) > MAX_UNANSWERED and self._pending[0][1] is None:
             self._pending.popleft()
-        for piece in framed(frame, correlation_id, 4):
-            self._writer.write(piece)
-        return future
+        self._outgoing += framed(frame, correlation_id, 4)
+        if on_answer is not None and self._timer is None:
+            self._timer = self._loop.call_at(self._loop.time() + self._request_timeout_s, self._check_timeout)
+
+    def flush(self) -> None:
+        """Write the queued requests, in one system call where the socket takes them."""
+        if self._outgoing and self._error is None:
+            write_pieces(self._writer, self._outgoing)
+        self._outgoing.clear()
 
     async def drain(self) -> None:
         """Wait while the upstream reads slower than clients send (back pressure)."""
@@ -143,34 +182,40 @@ class UpstreamLink:
     async def request(self, body):
         """Send a kio request body of the gateway's own (a Metadata refresh); its response body."""
         frame = wire.encode_request(body, correlation_id=0, client_id="kafkasec-gateway")
-        future = self.send(frame)
-        assert future is not None
+        answer: asyncio.Future = self._loop.create_future()
+
+        def answered(frame: bytes | None, error: UpstreamError | None) -> None:
+            if answer.done():
+                return
+            if error is None:
+                answer.set_result(frame)
+            else:
+                answer.set_exception(error)
+
+        self.send(frame, answered)
+        self.flush()
         await self.drain()
-        answer = await future
-        return wire.decode_response(answer, body.__api_key__, body.__version__)[1]
+        return wire.decode_response(await answer, body.__api_key__, body.__version__)[1]
 
     async def _read_answers(self) -> None:
         reader = self._reader
+        buffer = bytearray()
         try:
             while True:
-                size_bytes = await self._within_timeout(reader.readexactly(wire.FRAME_SIZE.size))
-                (size,) = wire.FRAME_SIZE.unpack(size_bytes)
-                if not 4 <= size <= MAX_RESPONSE_BYTES:
-                    raise UpstreamError(f"announced a {size}-byte answer (at most {MAX_RESPONSE_BYTES})")
-                frame = await self._within_timeout(reader.readexactly(size))
-                answered = int.from_bytes(frame[:4], "big", signed=True)
-                while self._pending and self._pending[0][1] is None and self._pending[0][0] != answered:
-                    self._pending.popleft()  # an acks=0 Produce the upstream did not answer
-                if not self._pending:
-                    raise UpstreamError(f"sent an answer (correlation id {answered}) to no request")
-                expected = self._pending[0][0]
-                if answered != expected:
-                    # Raised before the request leaves the queue, so that failing the link
-                    # fails it too: its client is answered by a close, not left waiting.
-                    raise UpstreamError(f"answered correlation id {answered} where {expected} was next")
-                _, future = self._pending.popleft()
-                if future is not None and not future.done():
-                    future.set_result(frame)
+                data = await reader.read(READ_BUFFER_BYTES)
+                if not data:
+                    raise asyncio.IncompleteReadError(bytes(buffer), None)
+                buffer += data
+                while len(buffer) >= wire.FRAME_SIZE.size:
+                    (size,) = wire.FRAME_SIZE.unpack_from(buffer)
+                    if not 4 <= size <= MAX_RESPONSE_BYTES:
+                        raise UpstreamError(f"announced a {size}-byte answer (at most {MAX_RESPONSE_BYTES})")
+                    end = wire.FRAME_SIZE.size + size
+                    if len(buffer) < end:
+                        break
+                    frame = bytes(buffer[wire.FRAME_SIZE.size:end])
+                    del buffer[:end]
+                    self._answered(frame)
         except UpstreamError as error:
             self._fail(error)
         except asyncio.IncompleteReadError:
@@ -178,31 +223,51 @@ class UpstreamLink:
         except (ConnectionError, OSError) as error:
             self._fail(UpstreamError(str(error) or type(error).__name__), quietly=self._closing)
 
-    async def _within_timeout(self, read):
-        """``read``, failing the link if a request waits longer than request.timeout.ms.
+    def _answered(self, frame: bytes) -> None:
+        answered = int.from_bytes(frame[:4], "big", signed=True)
+        pending = self._pending
+        while pending and pending[0][1] is None and pending[0][0] != answered:
+            pending.popleft()  # an acks=0 Produce the upstream did not answer
+        if not pending:
+            raise UpstreamError(f"sent an answer (correlation id {answered}) to no request")
+        expected = pending[0][0]
+        if answered != expected:
+            # Raised before the request leaves the queue, so that failing the link fails it
+            # too: its client is answered by a close, not left waiting.
+            raise UpstreamError(f"answered correlation id {answered} where {expected} was next")
+        _, on_answer, _ = pending.popleft()
+        if on_answer is not None:
+            on_answer(frame, None)
 
-        A timer that aborts the connection, not asyncio.wait_for: on Python 3.11 wait_for can
-        swallow the cancellation that closing the link sends, leaving the reader running."""
-        if not any(future is not None for _, future in self._pending):
-            return await read
-        timer = asyncio.get_running_loop().call_later(self._request_timeout_s, self._time_out)
-        try:
-            return await read
-        finally:
-            timer.cancel()
+    def _check_timeout(self) -> None:
+        """Fail the link if the oldest request awaiting an answer has waited request.timeout.ms.
 
-    def _time_out(self) -> None:
-        self._fail(UpstreamError(f"no answer in {self._request_timeout_s:g} s (request.timeout.ms)"))
+        One timer for the link, set again for the next deadline when it fires early, not one
+        per read. (Not asyncio.wait_for either: on Python 3.11 it can swallow the cancellation
+        that closing the link sends, leaving the reader running.)"""
+        self._timer = None
+        oldest = next((sent_at for _, on_answer, sent_at in self._pending if on_answer is not None), None)
+        if oldest is None or self._error is not None:
+            return
+        deadline = oldest + self._request_timeout_s
+        if self._loop.time() >= deadline:
+            self._fail(UpstreamError(f"no answer in {self._request_timeout_s:g} s (request.timeout.ms)"))
+        else:
+            self._timer = self._loop.call_at(deadline, self._check_timeout)
 
     def _fail(self, error: UpstreamError, *, quietly: bool = False) -> None:
         if self._error is None:
             self._error = UpstreamError(f"upstream broker {self.address[0]}:{self.address[1]}: {error}")
             if not quietly:
                 log.warning("%s", self._error)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._outgoing.clear()
         while self._pending:
-            _, future = self._pending.popleft()
-            if future is not None and not future.done():
-                future.set_exception(self._error)
+            _, on_answer, _ = self._pending.popleft()
+            if on_answer is not None:
+                on_answer(None, self._error)
         self._writer.transport.abort()
 
     async def close(self) -> None:

@@ -127,6 +127,7 @@ def test_serve_with_a_controller_forwards_admin_writes(files, mechanism):
          "security.protocol must be one of"),
         (["--config", "unadvertised.properties", "serve", "--upstream", "127.0.0.1:1"], 1,
          "names APIs as Kafka spells them (DeleteRecords, ...), not Deleterecords"),
+        (["--config", "bad-loop.properties", "serve"], 1, "kafkasec.server.event.loop is one of auto, uvloop, asyncio, not 'trio'"),
     ],
 )
 def test_bad_command_lines(files, capsys, monkeypatch, arguments, status, message):
@@ -134,6 +135,7 @@ def test_bad_command_lines(files, capsys, monkeypatch, arguments, status, messag
     (files / "bad-listeners.properties").write_text("listeners=CLIENT://127.0.0.1:0\n", encoding="utf-8")
     (files / "bad-upstream.properties").write_text("security.protocol=SASL_SSH\n", encoding="utf-8")
     (files / "unadvertised.properties").write_text("kafkasec.upstream.unadvertised.apis=Deleterecords\n", encoding="utf-8")
+    (files / "bad-loop.properties").write_text("kafkasec.server.event.loop=trio\n", encoding="utf-8")
     monkeypatch.chdir(files)  # the properties files above are named relative to it
     got, _, err = Cli(str(files / "state.db"), capsys, monkeypatch)(*arguments)
     assert got == status and message in err
@@ -143,6 +145,21 @@ def test_a_bad_catalogue_is_one_clear_line(files, capsys, monkeypatch):
     (files / "bad.json").write_text('{"topics": [{"name": "bad/name"}]}', encoding="utf-8")
     status, _, err = Cli(str(files / "state.db"), capsys, monkeypatch)("serve", "--catalogue", str(files / "bad.json"))
     assert status == 1 and "illegal" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("event_loop", ["asyncio", "uvloop"])
+def test_serve_runs_on_the_event_loop_its_setting_names(files, event_loop):
+    if event_loop == "uvloop":
+        pytest.importorskip("uvloop")
+    properties = files / "server.properties"
+    properties.write_text(properties.read_text(encoding="utf-8") + f"kafkasec.server.event.loop={event_loop}\n", encoding="utf-8")
+    process, listeners = start(files)
+    try:
+        assert run(topics_and_acl_change(Address(listeners["SASL_PLAINTEXT"]))) == (["audit", "orders"], 0)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(10) == 0
+    assert f"event loop: {event_loop}" in process.stderr.read()
 
 
 def test_serve_logs_a_refused_login_at_info(files):

@@ -160,6 +160,49 @@ def test_pipelined_requests_are_answered_in_order(gateway):
     assert run(pipelined()) == list(range(1000, 1040))
 
 
+def test_answers_made_in_different_places_still_go_back_in_the_order_of_the_requests(gateway, tansu):
+    # Forwarded requests are answered when the upstream answers, refusals at once, the ACL APIs
+    # on kafkasec's threads and ApiVersions on the loop: pipelined together, they must still be
+    # answered in the order they were sent (Kafka's clients match answers to requests by order).
+    gateway.security.create_acls([acl("TOPIC", TOPIC, "DESCRIBE"), acl("TOPIC", TOPIC, "WRITE"), acl("TOPIC", TOPIC, "CREATE")])
+    every_acl = {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
+                 "principal_filter": None, "host_filter": None, "operation": 1, "permission_type": 1}
+
+    def produce(topic: str):
+        schema = wire.request_schema(ApiKey.PRODUCE, 9)
+        return make(schema, {"acks": 1, "timeout": 30_000, "topic_data": [
+            {"name": topic, "partition_data": [{"index": 0, "records": record_batch([(None, b"v")])}]}]})
+
+    kinds = [
+        lambda: _metadata([{"name": TOPIC}]),  # forwarded (and creates the topic: alice may CREATE it)
+        lambda: produce("not-hers"),  # refused here, answered at once
+        lambda: make(wire.request_schema(ApiKey.DESCRIBE_ACLS, 3), every_acl),  # kafkasec's, on a thread
+        lambda: produce(TOPIC),  # forwarded
+        lambda: make(wire.request_schema(ApiKey.API_VERSIONS, 3), {"client_software_name": "t", "client_software_version": "1"}),
+    ]
+
+    async def pipelined():
+        connection = await logged_in(gateway, "alice")
+        reader, writer = connection.streams()
+        bodies = [kinds[index % len(kinds)]() for index in range(50)]
+        writer.write(b"".join(wire.size_prefixed(wire.encode_request(body, correlation_id=2000 + index, client_id="pipe"))
+                              for index, body in enumerate(bodies)))
+        await writer.drain()
+        answered = []
+        for body in bodies:
+            (size,) = struct.unpack(">i", await reader.readexactly(4))
+            answered_id, answer = wire.decode_response(await reader.readexactly(size), body.__api_key__, body.__version__)
+            answered.append((answered_id, body.__api_key__, answer))
+        await connection.close()
+        return answered
+
+    answered = run(pipelined())
+    assert [answer_id for answer_id, _, _ in answered] == list(range(2000, 2050))
+    refused = [answer for _, api_key, answer in answered[1::5]]
+    assert all(answer.responses[0].partition_responses[0].error_code == 29 for answer in refused)
+    assert all(answer.error_code == 31 for _, _, answer in answered[2::5])  # alice may not DESCRIBE ACLs: CLUSTER_AUTHORIZATION_FAILED
+
+
 def test_an_api_key_nobody_knows_closes_only_that_connection(gateway):
     async def unknown_then_known():
         connection = await logged_in(gateway, "admin")
