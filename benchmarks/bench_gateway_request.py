@@ -15,6 +15,9 @@ client is another process, so its work is not counted. Two loads:
 - ``pipelined``: ``--connections`` connections each keep ``--in-flight`` requests outstanding,
   as fast as the gateway answers (a saturating rate).
 
+``--compare-metrics`` measures each configuration with the gateway's Prometheus metrics
+(``ServerMetrics``, every decision and request counted) off and on.
+
 The figure is the gateway process's CPU time (os.times: user + system, every thread) over the
 requests, after a warm-up. The configurations (``--event-loop`` choices, and ``--rev``'s tree)
 run in alternation, ``--rounds`` times, so that a noisy neighbour hurts all alike; the table
@@ -73,7 +76,12 @@ def main():
     loop = new_loop()
     import threading
     threading.Thread(target=loop.run_forever, daemon=True).start()
-    endpoint = asyncio.run_coroutine_threadsafe(GatewayEndpoint(security, Gateway(security)).start(), loop).result()
+    options = {}
+    if METRICS:
+        from kafkasec.server.metrics import ServerMetrics
+        options["metrics"] = ServerMetrics(security)
+        security.authorization.observe_results(options["metrics"].authorized)
+    endpoint = asyncio.run_coroutine_threadsafe(GatewayEndpoint(security, Gateway(security), **options).start(), loop).result()
     asyncio.run_coroutine_threadsafe(create_topic(endpoint), loop).result()
     client = subprocess.Popen([sys.executable, "-c", CLIENT, endpoint.host, str(endpoint.port), json.dumps(LOAD)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -139,10 +147,10 @@ asyncio.run(main())
 """
 
 
-def measure(tree: Path, upstream: str, event_loop: str, load: dict) -> dict:
-    """One child process: the gateway of ``tree`` on ``event_loop`` under ``load``."""
+def measure(tree: Path, upstream: str, event_loop: str, metrics: bool, load: dict) -> dict:
+    """One child process: the gateway of ``tree`` on ``event_loop`` (with its metrics or not) under ``load``."""
     constants = (f"TESTS = {str(ROOT / 'tests')!r}\nUPSTREAM = {upstream!r}\nEVENT_LOOP = {event_loop!r}\n"
-                 f"LOAD = {load!r}\n")
+                 f"METRICS = {metrics!r}\nLOAD = {load!r}\n")
     client = f"TESTS = {str(ROOT / 'tests')!r}\n" + CLIENT
     script = constants + f"CLIENT = {client!r}\n" + GATEWAY
     environment = {**os.environ, "PYTHONPATH": str(tree)}
@@ -158,26 +166,31 @@ def run(args, trees: dict[str, Path]) -> None:
         "pipelined": {"connections": args.connections, "in_flight": args.in_flight,
                       "requests": args.requests, "warmup": args.warmup},
     }
-    configurations = [(tree_name, event_loop) for tree_name in trees for event_loop in args.event_loop]
+    metrics_choices = (False, True) if args.compare_metrics else (False,)
+    configurations = [(tree_name, event_loop, metrics) for tree_name in trees for event_loop in args.event_loop
+                      for metrics in metrics_choices]
     samples: dict[tuple, list[dict]] = {(load, *configuration): [] for load in loads for configuration in configurations}
     with TansuBroker() as tansu:
         for _ in range(args.rounds):
             for load_name, load in loads.items():
-                for tree_name, event_loop in configurations:
-                    samples[(load_name, tree_name, event_loop)].append(measure(trees[tree_name], tansu.bootstrap, event_loop, load))
+                for tree_name, event_loop, metrics in configurations:
+                    samples[(load_name, tree_name, event_loop, metrics)].append(
+                        measure(trees[tree_name], tansu.bootstrap, event_loop, metrics, load))
     print(f"machine: {machine()}")
     print(f"{args.rounds} rounds; {args.requests} single-record Produce requests per connection; pipelined: "
           f"{args.connections} connections x {args.in_flight} in flight\n")
-    print("| load | tree | event loop | gateway CPU µs/request | ratio | requests/s |")
-    print("|---|---|---|---:|---:|---:|")
+    print("| load | tree | event loop | metrics | gateway CPU µs/request | ratio | requests/s | wall µs/request |")
+    print("|---|---|---|---|---:|---:|---:|---:|")
     for load_name in loads:
         first = None
-        for tree_name, event_loop in configurations:
-            runs = samples[(load_name, tree_name, event_loop)]
+        for tree_name, event_loop, metrics in configurations:
+            runs = samples[(load_name, tree_name, event_loop, metrics)]
             cpu = statistics.median(run["cpu_us"] for run in runs)
             first = first or cpu
             rate = statistics.median(run["rate"] for run in runs)
-            print(f"| {load_name} | {tree_name} | {event_loop} | {cpu:.0f} | {cpu / first:.2f}x | {rate:,.0f} |")
+            wall = statistics.median(run["wall_us"] for run in runs)
+            print(f"| {load_name} | {tree_name} | {event_loop} | {'on' if metrics else 'off'} | {cpu:.0f} | "
+                  f"{cpu / first:.2f}x | {rate:,.0f} | {wall:.0f} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -191,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--event-loop", action="append", choices=("asyncio", "uvloop"),
                         help="the event loops to measure (default: both)")
     parser.add_argument("--rev", help="also measure this earlier commit (a git worktree of it), side by side")
+    parser.add_argument("--compare-metrics", action="store_true",
+                        help="each configuration with its Prometheus metrics off and on (this tree's ServerMetrics)")
     args = parser.parse_args(argv)
     args.event_loop = args.event_loop or ["asyncio", "uvloop"]
     if args.rev is None:

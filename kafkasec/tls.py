@@ -12,6 +12,8 @@ asked for, not required) or ``none``; as in Kafka, a setting prefixed ``listener
 wins for that listener. A client trusts its truststore (else the system's certificate
 authorities), presents a key and chain when it has one (mutual TLS), and checks the server's
 name unless ``ssl.endpoint.identification.algorithm`` is empty.
+
+A listener re-reads its files when they change, or on SIGHUP: :mod:`kafkasec.server.certificates`.
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ def server_ssl_context(config: Mapping[str, object], listener_name: str) -> ssl.
         try:
             context.load_verify_locations(cafile=trusted_file, cadata=trusted_text)
         except (ssl.SSLError, OSError) as error:
-            raise ValueError(f"the truststore of listener {listener_name} cannot be read: {error}") from None
+            where = "" if trusted_file is None else f" from {trusted_file}"
+            raise ValueError(f"the truststore of listener {listener_name} cannot be read{where}: {error}") from None
     return context
 
 
@@ -116,5 +119,6 @@ def _load_key_and_chain(context: ssl.SSLContext, setting) -> bool:
         finally:
             os.unlink(path)
     except (ssl.SSLError, OSError, UnicodeEncodeError) as error:
-        raise ValueError(f"the key and certificate chain of ssl.keystore.* cannot be read: {error}") from None
+        where = "" if location is None else f" from {location}"
+        raise ValueError(f"the key and certificate chain of ssl.keystore.* cannot be read{where}: {error}") from None
     return True

@@ -70,6 +70,16 @@ def create_acl_request(principal="User:dave", name="orders"):
     ),))
 
 
+def read_exactly(sock, size: int) -> bytes:
+    """``size`` bytes from a blocking socket (plain or TLS); the endpoint must not close it first."""
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        assert chunk, "the endpoint closed the connection"
+        data += chunk
+    return data
+
+
 def wait_until(predicate, timeout: float = 10.0) -> bool:
     """Poll ``predicate`` every 20 ms until it holds or ``timeout`` seconds pass; its last answer."""
     deadline = time.monotonic() + timeout

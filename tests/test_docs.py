@@ -17,11 +17,18 @@ A block that cannot run as it stands says so in an HTML comment on the line just
                                       to be running (a cluster at localhost:9092, a Spark master,
                                       Tansu). Say in REASON which test runs the same thing instead.
     <!-- docs-test: slow -->          run, under the ``slow`` marker (it starts Spark, say).
+    <!-- docs-test: ports P1 P2 ... -->  run with these fixed ports (a server's, as a reader would
+                                      type them) moved to free ones, all by one offset, so that the
+                                      differences between them hold (a gateway's listener for
+                                      broker N is its port + 1 + N) and the block runs beside
+                                      anything else on the machine.
 """
 
 import os
+import random
 import re
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +43,9 @@ PAGES = ["README.md", *sorted(str(path.relative_to(ROOT)) for path in (ROOT / "d
 PYTHON = ("python",)
 SHELL = ("sh", "bash", "shell", "console")
 SHELL_TIMEOUT_S = 60
+MOVED_PORTS = range(10_000, 32_000)
+"""Where a block's ports are moved to: below Linux's ephemeral ports (32768 and up), which the
+kernel hands to outgoing connections and to servers on port 0."""
 
 BLOCK = re.compile(r"(?:^<!-- docs-test: (?P<marker>.*?) -->\n)?^```(?P<language>\w*)\n(?P<code>.*?)^```",
                    flags=re.MULTILINE | re.DOTALL)
@@ -54,7 +64,7 @@ def block_params(languages):
     params = []
     for page in PAGES:
         for line, language, marker, code in blocks(page, languages):
-            marks = []
+            marks, ports = [], ()
             if marker is not None:
                 kind, _, reason = marker.partition(" ")
                 if kind == "skip":
@@ -62,9 +72,12 @@ def block_params(languages):
                     marks.append(pytest.mark.skip(reason=f"{page}:{line}: {reason}"))
                 elif kind == "slow":
                     marks.append(pytest.mark.slow)
+                elif kind == "ports":
+                    ports = tuple(int(port) for port in reason.split())
+                    assert ports, f"{page}:{line}: 'docs-test: ports' needs the ports"
                 else:
                     raise ValueError(f"{page}:{line}: unknown docs-test marker {marker!r}")
-            params.append(pytest.param(page, line, language, code, id=f"{page}:{line}", marks=marks))
+            params.append(pytest.param(page, line, language, code, ports, id=f"{page}:{line}", marks=marks))
     return params
 
 
@@ -76,9 +89,32 @@ def as_a_user(tmp_path, monkeypatch):
     return tmp_path
 
 
-@pytest.mark.parametrize(("page", "line", "language", "code"), block_params(PYTHON))
-def test_python_blocks_run(page, line, language, code, as_a_user):
-    exec(compile(code, f"{page} block at line {line}", "exec"), {"__name__": "__main__"})
+def on_free_ports(code: str, ports: tuple[int, ...]) -> str:
+    """``code`` with each of ``ports`` moved by one offset to a port that is free now."""
+    if not ports:
+        return code
+    for _ in range(100):
+        offset = random.randrange(MOVED_PORTS.start - min(ports), MOVED_PORTS.stop - max(ports))
+        if all(_is_free(port + offset) for port in ports):
+            break
+    else:
+        raise RuntimeError(f"no free ports for {ports} after 100 tries")
+    # Whole numbers only: 9092 is moved, the 9092 in 19092 is not.
+    return re.sub(r"\b(?:" + "|".join(map(str, ports)) + r")\b", lambda match: str(int(match[0]) + offset), code)
+
+
+def _is_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+@pytest.mark.parametrize(("page", "line", "language", "code", "ports"), block_params(PYTHON))
+def test_python_blocks_run(page, line, language, code, ports, as_a_user):
+    exec(compile(on_free_ports(code, ports), f"{page} block at line {line}", "exec"), {"__name__": "__main__"})
 
 
 def console_commands(code):
@@ -91,9 +127,9 @@ def console_commands(code):
     return "\n".join(commands) + "\n"
 
 
-@pytest.mark.parametrize(("page", "line", "language", "code"), block_params(SHELL))
-def test_shell_blocks_run(page, line, language, code, as_a_user):
-    script = console_commands(code) if language == "console" else code
+@pytest.mark.parametrize(("page", "line", "language", "code", "ports"), block_params(SHELL))
+def test_shell_blocks_run(page, line, language, code, ports, as_a_user):
+    script = on_free_ports(console_commands(code) if language == "console" else code, ports)
     environment = dict(os.environ)
     # The kafkasec command of this interpreter's installation comes first.
     environment["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), environment["PATH"]])

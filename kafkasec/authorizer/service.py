@@ -50,6 +50,16 @@ def _call_each(calls, context: RequestContext, decisions: list[AuthorizationDeci
         call(context, decisions)
 
 
+ResultsObserver = Callable[[RequestContext, Sequence[Action], list[AuthorizationResult]], None]
+"""Called with every authorize call's context, actions and results (see observe_results)."""
+
+
+def _observed(authorize, observer: ResultsObserver, context: RequestContext, actions: Sequence[Action]) -> list[AuthorizationResult]:
+    results = authorize(context, actions)
+    observer(context, actions, results)
+    return results
+
+
 def _asks_to_be_logged(actions: Sequence[Action]) -> bool:
     for action in actions:
         if action.log_if_allowed or action.log_if_denied:
@@ -86,6 +96,7 @@ class AuthorizationService:
         self._standard_decides = False
         self._audit: Callable[[RequestContext, list[AuthorizationDecision]], object] = self._audit_through_hook
         """Hands a batch of decisions to the audit plugins: bound by plugins_changed."""
+        self._results_observer: ResultsObserver | None = None
         self.authorize: Callable[[RequestContext, Sequence[Action]], list[AuthorizationResult]]
         self.authorize = self._authorize_through_plugins
         """One ALLOWED/DENIED per action, as Kafka's ``Authorizer.authorize``: the index's own
@@ -133,11 +144,22 @@ class AuthorizationService:
         self.direct = self._standard_decides and not self._audits
         # Bound here, not tested per call: the answer for every request until plugins change.
         if self.direct:
-            self.authorize = self.authorizer.authorize
+            authorize = self.authorizer.authorize
         elif self._standard_decides:
-            self.authorize = self._authorize_and_audit
+            authorize = self._authorize_and_audit
         else:
-            self.authorize = self._authorize_through_plugins
+            authorize = self._authorize_through_plugins
+        observer = self._results_observer
+        self.authorize = authorize if observer is None else functools.partial(_observed, authorize, observer)
+
+    def observe_results(self, observer: ResultsObserver | None) -> None:
+        """Have ``observer(context, actions, results)`` called after every :meth:`authorize`
+        (the server's metrics count decisions so; None: no more). One observer: it is called
+        on the request's path, so it must be quick and must not raise."""
+        if observer is not None and not callable(observer):
+            raise TypeError(f"observer must be callable(context, actions, results) or None, not {observer!r}")
+        self._results_observer = observer
+        self.plugins_changed()
 
     def _expand_principal(self, principal: KafkaPrincipal, context: RequestContext) -> list[KafkaPrincipal]:
         groups: list[KafkaPrincipal] = []

@@ -26,13 +26,17 @@ import argparse
 import asyncio
 import logging
 import signal
+import socket
 import sys
 
 from kafkasec.cli.config import open_security
+from kafkasec.cli.log_format import LOG_FORMATS, configure_logging
 from kafkasec.cli.options import CommandError, UsageError, global_options
-from kafkasec.settings import CONTROLLER_LISTENER_NAMES, SECURITY_PROTOCOLS
+from kafkasec.settings import CONTROLLER_LISTENER_NAMES, SECURITY_PROTOCOLS, parse_count, parse_list, parse_milliseconds
 
 CONTROLLER_LISTENER = "CONTROLLER"
+SHUTDOWN_TIMEOUT_MS = "kafkasec.server.shutdown.timeout.ms"
+DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000
 SWITCH_INTERVAL_S = 0.001
 BROKER, CONTROLLER = "broker", "controller"
 
@@ -84,6 +88,8 @@ def register(commands) -> None:
         default="INFO",
         help="what goes to stderr (default: INFO: listeners, refused logins, closed connections, the security log)",
     )
+    parser.add_argument("--log-format", choices=LOG_FORMATS, default="text",
+                        help="text lines (the default) or one JSON object a line, for a log pipeline")
     parser.add_argument("--broker-password-file", metavar="FILE", help="a file whose first line is that user's password")
     parser.add_argument(
         "--upstream",
@@ -168,17 +174,31 @@ def _upstream_overrides(args) -> dict[str, str]:
 
 async def _serve(args, security, catalogue) -> None:
     from kafkasec.server import ControllerLink, Endpoint
+    from kafkasec.server.certificates import reload_listener_certificates
     from kafkasec.server.event_loop import loop_name
     from kafkasec.server.gateway import GatewayEndpoint
     from kafkasec.server.listeners import Listener, parse_listeners
+    from kafkasec.server.operations_http import METRICS_PORT
 
-    stop = asyncio.Event()
+    stop, stop_now = asyncio.Event(), asyncio.Event()
     loop = asyncio.get_running_loop()
     logging.getLogger("kafkasec.server").info("event loop: %s", loop_name(loop))
+
+    def on_stop_signal() -> None:
+        # The first SIGTERM (or ^C) stops gracefully: no new connection or request, and what
+        # is in hand is answered; the second stops at once.
+        (stop_now if stop.is_set() else stop).set()
+
     for signal_number in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signal_number, stop.set)
+        loop.add_signal_handler(signal_number, on_stop_signal)
+    # SIGHUP, as for most daemons: the TLS listeners re-read their key, certificate and truststore files.
+    loop.add_signal_handler(signal.SIGHUP, reload_listener_certificates, "SIGHUP")
     node = {"node_id": args.node_id, "cluster_id": args.cluster_id}
-    started = []
+    started: list = []
+    metrics = operations = None
+    if security.config.get(METRICS_PORT) is not None:
+        metrics, operations = _operations(security, started)
+        node["metrics"] = metrics
 
     async def start(endpoint):
         started.append(await endpoint.start())
@@ -217,9 +237,70 @@ async def _serve(args, security, catalogue) -> None:
                 for node_id, broker in sorted(bootstrap.broker_listeners.items()):
                     print(f"kafkasec serve: {listener.name} upstream broker {node_id} at {broker.bootstrap}", flush=True)
         await stop.wait()
+        await _stop_gracefully(started, parse_milliseconds(security.config, SHUTDOWN_TIMEOUT_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS),
+                               stop_now)
     finally:
         for endpoint in reversed(started):
             await endpoint.stop()
+        if operations is not None:
+            operations.stop()
+        if metrics is not None:
+            security.authorization.observe_results(None)
+
+
+async def _stop_gracefully(endpoints, grace_ms: int, stop_now: asyncio.Event) -> None:
+    """Every listener stops taking connections and requests, and each connection is closed
+    once what it has in hand is answered, within ``grace_ms``; sooner on ``stop_now``."""
+    stopping = asyncio.ensure_future(asyncio.gather(*(endpoint.stop(grace_ms=grace_ms) for endpoint in endpoints)))
+    interrupted = asyncio.ensure_future(stop_now.wait())
+    await asyncio.wait([stopping, interrupted], return_when=asyncio.FIRST_COMPLETED)
+    interrupted.cancel()
+    if not stopping.done():
+        logging.getLogger("kafkasec.server").warning("stopping at once (a second signal)")
+        stopping.cancel()
+        await asyncio.gather(stopping, return_exceptions=True)
+
+
+def _operations(security, endpoints):
+    """The metrics of this process, observing every authorization, and the HTTP port that
+    serves them with /healthz and /readyz (kafkasec.metrics.port)."""
+    from kafkasec.server.gateway import UPSTREAM_BOOTSTRAP_SERVERS
+    from kafkasec.server.metrics import ServerMetrics
+    from kafkasec.server.operations_http import METRICS_HOST, METRICS_PORT, OperationsServer
+
+    config = security.config
+    try:
+        metrics = ServerMetrics.from_config(security)
+        port = parse_count(config, METRICS_PORT, 0, unit="port")
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    security.authorization.observe_results(metrics.authorized)
+    readiness = [
+        ("security state loaded and followed", lambda: security.ready),
+        ("listeners open", lambda: bool(endpoints) and all(endpoint.listening for endpoint in endpoints)),
+    ]
+    upstream = config.get(UPSTREAM_BOOTSTRAP_SERVERS)
+    if upstream:
+        readiness.append(("upstream answers", lambda: _any_answers(parse_list(upstream))))
+    operations = OperationsServer(metrics, readiness, host=str(config.get(METRICS_HOST) or "127.0.0.1"), port=port)
+    try:
+        operations.start()
+    except OSError as error:
+        raise UsageError(f"{METRICS_PORT}={port}: {error}") from None
+    print(f"kafkasec serve: metrics on http://{operations.host}:{operations.port}/metrics", flush=True)
+    return metrics, operations
+
+
+def _any_answers(addresses: list[str]) -> bool:
+    """Whether one of ``addresses`` (HOST:PORT) accepts a TCP connection within a second."""
+    for address in addresses:
+        host, _, port = address.rpartition(":")
+        try:
+            socket.create_connection((host, int(port)), timeout=1).close()
+            return True
+        except (OSError, ValueError):
+            continue
+    return False
 
 
 async def _gateway(security):
@@ -252,8 +333,7 @@ def run(args) -> int:
     _check(args)
     # An operator sees refused logins, closed connections and the follower's state; secrets
     # never reach these records (tests/server/test_server_hostile_clients.py).
-    logging.basicConfig(level=args.log_level, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(args.log_level, args.log_format)
     catalogue = Catalogue.from_file(args.catalogue) if args.catalogue else Catalogue()
     serves_controller = args.controller_port is not None or args.process_roles == CONTROLLER
     overrides = {CONTROLLER_LISTENER_NAMES: CONTROLLER_LISTENER} if serves_controller else {}

@@ -52,6 +52,7 @@ import logging
 import os
 import threading
 import time
+from typing import TYPE_CHECKING, Sized
 
 from kafkasec.context import RequestContext
 from kafkasec.errors import KafkaError, KafkaErrorCode
@@ -64,13 +65,16 @@ from kafkasec.protocol.cluster_apis import ClusterRequests
 from kafkasec.protocol.forwarding import EnvelopeAction, open_envelope, privileged_listeners
 from kafkasec.protocol.registry import ApiHandlers
 from kafkasec.server.authenticator import SCRAM_MECHANISMS, Authenticator, LoginSession, answer_after_login
+from kafkasec.server.certificates import ReloadingSslContext
 from kafkasec.server.controller_link import ControllerLink
 from kafkasec.server.fair_pool import FairPool
 from kafkasec.server.frame_reader import ConnectionClosed, FrameReader
 from kafkasec.server.limits import SMALL_FRAME_BYTES, ConnectionQuotas, LimitExceeded, UnauthenticatedBytes
 from kafkasec.server.tls_stream import HandshakeBurst, TlsHandshakeError, accept_tls, release_freed_memory
 from kafkasec.settings import SECURITY_PROTOCOLS, parse_bool, parse_count, parse_list, parse_milliseconds
-from kafkasec.tls import server_ssl_context
+
+if TYPE_CHECKING:
+    from kafkasec.server.metrics import ServerMetrics
 
 log = logging.getLogger("kafkasec.server")
 
@@ -94,6 +98,25 @@ INLINE_APIS = frozenset({
 """APIs answered on the event loop when their frame is small: the work is bounded by the
 request (a few keys or groups), never by the size of the state or the catalogue."""
 DEFAULT_CLUSTER_ID = "kafkasec-cluster"
+
+DRAIN_CHECK_S = 0.05
+"""How often a graceful stop looks for connections with nothing in hand (only while it stops)."""
+
+
+class ConnectionWork:
+    """What a connection has in hand: the requests read and not answered, and the answers a
+    pipelining connection awaits. A graceful stop closes it once there is none."""
+
+    __slots__ = ("requests", "answers")
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.answers: Sized | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self.requests > 0 or (self.answers is not None and len(self.answers) > 0)
+
 
 class _Deadline:
     """Aborts a connection unless the ``with`` block ends within ``seconds`` (a TLS handshake);
@@ -126,7 +149,8 @@ class Endpoint:
     ``security_protocol`` is SASL_PLAINTEXT (SASL logins), PLAINTEXT (every client is
     ANONYMOUS), SSL (the principal from the client's certificate, ``ssl.principal.mapping.rules``)
     or SASL_SSL (SASL logins over TLS); TLS is set up from Kafka's PEM settings
-    (:mod:`kafkasec.tls`). With ``controller`` (a :class:`ControllerLink`) the endpoint is a broker that
+    (:mod:`kafkasec.tls`), re-read when its files change (:mod:`kafkasec.server.certificates`).
+    With ``controller`` (a :class:`ControllerLink`) the endpoint is a broker that
     forwards admin writes to that controller in envelopes; without, it is the controller and
     handles them itself, and accepts envelopes if its listener is a privileged one
     (``inter.broker.listener.name``, ``controller.listener.names``). ``port=0`` picks a free
@@ -145,6 +169,7 @@ class Endpoint:
         listener_name: str | None = None,
         security_protocol: str = "SASL_PLAINTEXT",
         controller: ControllerLink | None = None,
+        metrics: ServerMetrics | None = None,
     ):
         if security_protocol not in SECURITY_PROTOCOLS:
             raise ValueError(f"security_protocol must be one of {', '.join(SECURITY_PROTOCOLS)}, not {security_protocol!r}")
@@ -160,6 +185,8 @@ class Endpoint:
         self.listener_name = listener_name or security_protocol
         self.security_protocol = security_protocol
         self.controller = controller
+        self.metrics = metrics
+        """Where this listener's connections, logins and requests are counted (None: nowhere)."""
         self.max_request_bytes = parse_count(config, MAX_REQUEST_BYTES, DEFAULT_MAX_REQUEST_BYTES, unit="bytes")
         self.max_sasl_receive_bytes = parse_count(config, MAX_SASL_RECEIVE_BYTES, DEFAULT_MAX_SASL_RECEIVE_BYTES, unit="bytes")
         self.idle_timeout_ms = parse_milliseconds(config, IDLE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS)
@@ -179,13 +206,16 @@ class Endpoint:
         self.mechanisms = tuple(part for part in parse_list(mechanisms) if part)
         self.accepts_envelopes = controller is None and self.listener_name in privileged_listeners(config)
         # TLS settings are read now, so that a missing key or a bad file fails at start-up.
-        self.ssl_context = server_ssl_context(config, self.listener_name) if security_protocol.endswith("SSL") else None
+        self.ssl_context = ReloadingSslContext.of_listener(config, self.listener_name) if security_protocol.endswith("SSL") else None
         self._server: asyncio.base_events.Server | None = None
         self._write_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._io_pool: FairPool | None = None
         self._login_pool: FairPool | None = None
         self._handshakes = HandshakeBurst()
         self._connections: dict[asyncio.Task, asyncio.StreamWriter] = {}
+        self._work: dict[asyncio.Task, ConnectionWork] = {}
+        self.draining = False
+        """A graceful stop has begun: no new request is taken."""
         self._apis: ApiHandlers | None = None
         self._write_apis: frozenset[int] = frozenset()
         # Checked now, so that a bad mechanism list fails at start-up, not at the first login.
@@ -199,6 +229,11 @@ class Endpoint:
     def bootstrap(self) -> str:
         """``host:port``, for a client's ``bootstrap.servers``."""
         return f"{self.host}:{self.port}"
+
+    @property
+    def listening(self) -> bool:
+        """Started, and not stopping."""
+        return self._server is not None and self._server.is_serving()
 
     @property
     def connection_count(self) -> int:
@@ -226,6 +261,8 @@ class Endpoint:
         self.port = self._server.sockets[0].getsockname()[1]
         self._apis = self._collect_apis()
         self._write_apis = self._apis.forwardable | {ApiKey.ENVELOPE}
+        if self.metrics is not None:
+            self.metrics.add_endpoint(self)
         log.info("listening on %s (%s, node %d)", self.bootstrap, self.listener_name, self.node_id)
         return self
 
@@ -236,11 +273,18 @@ class Endpoint:
         cluster = ClusterRequests(self.catalogue, self.node, self.cluster_id)
         return ApiHandlers.collect(self.security, cluster.handlers(), accepts_envelopes=self.accepts_envelopes)
 
-    async def stop(self) -> None:
-        """Stop listening and close every connection (and the link to the controller)."""
+    async def stop(self, *, grace_ms: int = 0) -> None:
+        """Stop listening and close every connection (and the link to the controller).
+
+        With ``grace_ms`` (a rolling restart), first let the connections finish the requests
+        they have in hand, for at most that long: each is closed as soon as none is (its
+        client sees a network error, which Kafka's clients retry on another connection), and
+        no new request is taken from any."""
         if self._server is None:
             return
         self._server.close()
+        if grace_ms > 0 and self._connections:
+            await self._drain(grace_ms / 1000)
         # Aborting the sockets ends each connection's loop through its own error path.
         for writer in list(self._connections.values()):
             writer.transport.abort()
@@ -253,7 +297,22 @@ class Endpoint:
         self._write_pool = self._io_pool = self._login_pool = None
         if self.controller is not None:
             await self.controller.close()
+        if self.metrics is not None:
+            self.metrics.remove_endpoint(self)
         log.info("stopped %s", self.bootstrap)
+
+    async def _drain(self, grace_s: float) -> None:
+        self.draining = True
+        log.info("draining %s: %d connections, at most %g s", self.bootstrap, len(self._connections), grace_s)
+        deadline = time.monotonic() + grace_s
+        while self._connections and time.monotonic() < deadline:
+            for task, writer in list(self._connections.items()):
+                work = self._work.get(task)
+                if work is None or not work.busy:
+                    writer.transport.abort()
+            await asyncio.sleep(DRAIN_CHECK_S)
+        if self._connections:
+            log.warning("%s: %d connections still busy after %g s, closed", self.bootstrap, len(self._connections), grace_s)
 
     async def __aenter__(self) -> Endpoint:
         return await self.start()
@@ -279,6 +338,9 @@ class Endpoint:
         task = asyncio.current_task()
         assert task is not None  # start_server runs each connection's callback in a task of its own
         self._connections[task] = writer
+        self._work[task] = ConnectionWork()
+        if self.metrics is not None:
+            self.metrics.connections_accepted.labels(self.listener_name).inc()
         try:
             if self.ssl_context is not None:
                 reader, writer = await self._handshake(reader, writer, peer[0])
@@ -294,6 +356,7 @@ class Endpoint:
             pass  # the client went away
         finally:
             self._connections.pop(task, None)
+            self._work.pop(task, None)
             self.connection_quotas.close(peer[0])
             writer.close()
 
@@ -307,7 +370,7 @@ class Endpoint:
         try:
             with _Deadline(writer, self.ssl_handshake_timeout_ms / 1000,
                            f"no TLS handshake within {SSL_HANDSHAKE_TIMEOUT_MS}={self.ssl_handshake_timeout_ms}"):
-                return await accept_tls(self.ssl_context, reader, writer, lambda step: pool.run(client_address, step))
+                return await accept_tls(self.ssl_context.for_new_connection(), reader, writer, lambda step: pool.run(client_address, step))
         except TlsHandshakeError as error:
             raise ConnectionClosed(error.args[0]) from None
         finally:
@@ -334,17 +397,32 @@ class Endpoint:
 
     async def _serve_requests(self, frames: FrameReader, writer, client_address: str, principal, session: LoginSession | None) -> None:
         """Answer a logged-in connection's requests, one at a time, in order."""
+        metrics = self.metrics
+        work = self._connection_work()
         while True:
             frame = await frames.frame(self.max_request_bytes)
+            if self.draining:
+                raise ConnectionClosed("the listener is shutting down")
+            work.requests = 1
+            started = time.perf_counter()
             if session is not None:
                 renewed = await self._renew_session(frames, writer, client_address, frame, principal, session)
                 if renewed is not None:
                     principal, session = renewed
                     continue
             answer = await self._answer(principal, client_address, frame)
+            if metrics is not None:
+                metrics.request(int.from_bytes(frame[:2], "big", signed=True), "ok" if answer is not None else "error", started)
             if answer is None:
                 raise ConnectionClosed("the request is answered by closing the connection")
             await self._send(writer, answer)
+            work.requests = 0
+
+    def _connection_work(self) -> ConnectionWork:
+        """The work record of the connection this task serves."""
+        task = asyncio.current_task()
+        assert task is not None and task in self._work  # _accept made it for this connection's task
+        return self._work[task]
 
     async def _renew_session(self, frames: FrameReader, writer, client_address: str, frame: bytes, principal, session: LoginSession):
         """KIP-368: a SaslHandshake starts a re-authentication (the new principal and session),
@@ -387,7 +465,11 @@ class Endpoint:
             if reply.frame is not None:
                 await self._send(writer, reply.frame)
             if reply.close:
+                if self.metrics is not None:
+                    self.metrics.login(self.listener_name, authenticator.mechanism, succeeded=False)
                 raise ConnectionClosed(f"login failed: {reply.reason}")
+        if self.metrics is not None:
+            self.metrics.login(self.listener_name, authenticator.mechanism, succeeded=True)
         return authenticator.principal, LoginSession.after(authenticator, None if renewing is None else renewing[1])
 
     async def _answer(self, principal, client_address: str, frame: bytes) -> bytes | None:

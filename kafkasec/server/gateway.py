@@ -35,6 +35,7 @@ import asyncio
 import collections
 import functools
 import logging
+import time
 import uuid
 from typing import Mapping, Sequence
 
@@ -50,6 +51,7 @@ from kafkasec.server.answer_queue import AnswerPlace, AnswerQueue
 from kafkasec.server.broker_addresses import Address, brokers_in, names_brokers, with_addresses
 from kafkasec.server.endpoint import ConnectionClosed, Endpoint
 from kafkasec.server.frame_reader import FrameReader
+from kafkasec.server.refusal_log import log_refused
 from kafkasec.server.upstream import UpstreamError, UpstreamLink, framed
 from kafkasec.settings import parse_list
 
@@ -201,11 +203,10 @@ class GatewayEndpoint(Endpoint):
             await self.addresses_of(self.gateway.brokers)
         return self
 
-    async def stop(self) -> None:
-        for listener in list(self._broker_listeners.values()):
-            await listener.stop()
+    async def stop(self, *, grace_ms: int = 0) -> None:
+        listeners = [*self._broker_listeners.values()]
         self._broker_listeners.clear()
-        await super().stop()
+        await asyncio.gather(*(listener.stop(grace_ms=grace_ms) for listener in listeners), super().stop(grace_ms=grace_ms))
 
     @property
     def broker_listeners(self) -> Mapping[int, GatewayEndpoint]:
@@ -224,8 +225,8 @@ class GatewayEndpoint(Endpoint):
                         raise ValueError(f"no port for upstream node {node_id}: {self._requested_port} + 1 + {node_id} > 65535")
                     listener = GatewayEndpoint(
                         self.security, self.gateway, bootstrap=self, upstream_node=node_id, host=self.host, port=port,
-                        node_id=self.node_id, cluster_id=self.cluster_id, listener_name=self.listener_name,
-                        security_protocol=self.security_protocol,
+                        node_id=node_id, cluster_id=self.cluster_id, listener_name=self.listener_name,
+                        security_protocol=self.security_protocol, metrics=self.metrics,
                     )
                     self._broker_listeners[node_id] = await listener.start()
                     log.info("upstream broker %d %s:%d is at %s", node_id, *self.gateway.brokers.get(node_id, ("?", 0)), listener.bootstrap)
@@ -235,12 +236,18 @@ class GatewayEndpoint(Endpoint):
 
     async def _serve_requests(self, frames: FrameReader, writer, client_address: str, principal, session) -> None:
         answers = AnswerQueue(writer, frames)
+        self._connection_work().answers = answers
         link: UpstreamLink | None = None
         connection_context = self._connection_context(principal, client_address)
         try:
             while True:
                 for frame in await frames.frames(self.max_request_bytes):
                     if answers.closed:
+                        return
+                    if self.draining:  # no new request; what is in hand is answered
+                        if link is not None:
+                            link.flush()
+                        await answers.all_written()
                         return
                     api_key = int.from_bytes(frame[:2], "big", signed=True)
                     if session is not None:
@@ -270,6 +277,8 @@ class GatewayEndpoint(Endpoint):
         finally:
             answers.close()
             if link is not None:
+                if link.broken and self.metrics is not None:
+                    self.metrics.upstream_failures.inc()
                 await link.close()
 
     def _connection_context(self, principal, client_address: str) -> RequestContext:
@@ -283,13 +292,19 @@ class GatewayEndpoint(Endpoint):
 
     async def _link(self) -> UpstreamLink:
         try:
-            return await self.gateway.connect(self.upstream_node)
+            link = await self.gateway.connect(self.upstream_node)
         except UpstreamError as error:
+            if self.metrics is not None:
+                self.metrics.upstream_failures.inc()
             raise ConnectionClosed(str(error)) from None
+        if self.metrics is not None:
+            self.metrics.upstream_links_opened.inc()
+        return link
 
     async def _forward(self, link: UpstreamLink, answers: AnswerQueue, connection_context: RequestContext, frame: bytes) -> None:
         """Authorize a request and queue what may go on upstream, its answer's place kept in
         ``answers`` (none for a request answered by nothing)."""
+        started = time.perf_counter()
         try:
             api_key, version = wire.peek_api(frame)
             if not self._api_handlers.serves(api_key, version):
@@ -315,13 +330,17 @@ class GatewayEndpoint(Endpoint):
         except Exception:
             log.exception("authorizing %s v%d from %s failed", ApiKey(api_key).title, version, principal)
             answers.add(self._unexpected_error(request, principal))
+            self._count(api_key, "error", started)
             return
+        if authorization.refusals:
+            log_refused(context, authorization)
         answered = not (api_key == ApiKey.PRODUCE and request.body.acks == 0)
         if not answered and authorization.refusals:
             # Kafka answers nothing to acks=0, and closes the connection when it refuses.
             raise ConnectionClosed("a Produce with acks=0 was refused")
         if authorization.forward is None:
             answers.add(self._response(request, principal, lambda: authorization.response()))
+            self._count(api_key, "refused" if authorization.refusals else "error", started)
             return
         if authorization.unchanged and request.read_whole:
             out = frame
@@ -331,30 +350,42 @@ class GatewayEndpoint(Endpoint):
             except Exception:
                 log.exception("encoding the authorized part of %s v%d from %s failed", ApiKey(api_key).title, version, principal)
                 answers.add(self._unexpected_error(request, principal))
+                self._count(api_key, "error", started)
                 return
         on_answer = None
         if answered:
             place = answers.reserve()
-            on_answer = functools.partial(self._upstream_answered, answers, place, authorization, request, principal)
+            on_answer = functools.partial(self._upstream_answered, answers, place, authorization, request, principal, started,
+                                          time.perf_counter())
+        else:
+            self._count(api_key, "ok", started)
         link.send(out, on_answer)
 
     def _upstream_answered(self, answers: AnswerQueue, place: AnswerPlace, authorization, request: wire.Request,
-                           principal, frame: bytes | None, error: UpstreamError | None) -> None:
+                           principal, started: float, upstream_started: float, frame: bytes | None,
+                           error: UpstreamError | None) -> None:
         """The upstream's answer to a forwarded request (called as the link reads it): the
         client's answer takes its place, now, or from a task when it names brokers."""
         if error is not None:
             answers.fail(place, str(error))
+            self._count(request.api_key, "error", started, upstream_started)
             return
         assert frame is not None  # an answer, or the error that came instead
         try:
             answer = self._client_answer(frame, authorization, request, principal)
         except (UpstreamError, ConnectionClosed, KafkaError) as failure:
             answers.fail(place, str(failure))
+            self._count(request.api_key, "error", started, upstream_started)
             return
+        self._count(request.api_key, "refused" if authorization.refusals else "ok", started, upstream_started)
         if isinstance(answer, tuple):
             answers.fill(place, answer)
         else:
             answers.fill_from(place, answer)
+
+    def _count(self, api_key: int, result: str, started: float, upstream_started: float | None = None) -> None:
+        if self.metrics is not None:
+            self.metrics.request(api_key, result, started, upstream_started)
 
     def _authorize(self, context, request: wire.Request):
         return authorize_request(

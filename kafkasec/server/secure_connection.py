@@ -57,6 +57,7 @@ from kafkasec.server.endpoint import (
     MAX_REQUEST_BYTES,
     MAX_SASL_RECEIVE_BYTES,
 )
+from kafkasec.server.refusal_log import log_refused
 from kafkasec.settings import SECURITY_PROTOCOLS, parse_count, parse_milliseconds
 
 log = logging.getLogger(__name__)
@@ -276,6 +277,8 @@ class SecureConnection:
         except Exception:
             log.exception("authorizing %s v%d from %s failed", ApiKey(api_key).title, version, self.principal)
             return self._refused(api_key, version, request.body, correlation_id)
+        if authorization.refusals:
+            log_refused(context, authorization)
         answered = not (api_key == ApiKey.PRODUCE and request.body.acks == 0)
         if not answered and authorization.refusals:
             return self._close([], "a Produce with acks=0 was refused")  # as Kafka closes it

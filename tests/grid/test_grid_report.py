@@ -139,7 +139,7 @@ BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-ba
 
 @pytest.fixture(scope="module")
 def browser():
-    """Debian's Chromium, driven by Playwright (.ci/install-browser installs it)."""
+    """Debian's Chromium, driven by Playwright (.ci/install-debian-packages installs it)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

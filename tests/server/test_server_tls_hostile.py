@@ -17,7 +17,7 @@ from kafkasec.client.connection import KafkaConnection
 from kafkasec.protocol.api_keys import ApiKey
 
 from certificates import A, TestCertificateAuthority
-from server_support import PASSWORDS, add_users, open_security, run, serving, wait_until
+from server_support import PASSWORDS, add_users, open_security, read_exactly, run, serving, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -79,18 +79,9 @@ def metadata_over_tls(endpoint, context: ssl.SSLContext) -> float:
         with context.wrap_socket(raw) as tls:
             # ApiVersions v0, correlation id 7, no client id: the answer starts with the id.
             tls.sendall(b"\x00\x00\x00\x0a" + ApiKey.API_VERSIONS.to_bytes(2, "big") + b"\x00\x00\x00\x00\x00\x07\xff\xff")
-            header = _read_exactly(tls, 8)
+            header = read_exactly(tls, 8)
             assert header[4:8] == (7).to_bytes(4, "big")
     return time.perf_counter() - started
-
-
-def _read_exactly(sock, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        assert chunk, "the endpoint closed the connection"
-        data += chunk
-    return data
 
 
 def closed_by_server(sock: socket.socket, timeout: float) -> bool:
