@@ -44,7 +44,8 @@ from tansu_support import TansuBroker  # noqa: E402
 
 GATEWAY = IMPORT_TREE_UNDER_TEST + r"""
 import asyncio, datetime, json, os, subprocess, sys, tempfile
-sys.path[:0] = [TESTS]
+sys.path[:0] = [TREE, TESTS]  # the tree measured first, before the directory it runs in
+import kafkasec
 from kafkasec import AclBinding
 from kafkasec.protocol import wire
 from kafkasec.protocol.api_keys import ApiKey
@@ -93,6 +94,7 @@ def main():
     after = os.times()
     client.wait()
     cpu = (after.user - before.user) + (after.system - before.system)
+    assert kafkasec.__file__.startswith(TREE), (kafkasec.__file__, TREE)
     print(json.dumps({"cpu_us": cpu * 1e6 / result["requests"], "wall_us": result["wall_s"] * 1e6 / result["requests"],
                       "rate": result["requests"] / result["wall_s"]}))
     asyncio.run_coroutine_threadsafe(endpoint.stop(), loop).result()
@@ -149,12 +151,13 @@ asyncio.run(main())
 
 def measure(tree: Path, upstream: str, event_loop: str, metrics: bool, load: dict) -> dict:
     """One child process: the gateway of ``tree`` on ``event_loop`` (with its metrics or not) under ``load``."""
-    constants = (f"TESTS = {str(ROOT / 'tests')!r}\nUPSTREAM = {upstream!r}\nEVENT_LOOP = {event_loop!r}\n"
-                 f"METRICS = {metrics!r}\nLOAD = {load!r}\n")
+    constants = (f"TREE = {str(tree)!r}\nTESTS = {str(ROOT / 'tests')!r}\nUPSTREAM = {upstream!r}\n"
+                 f"EVENT_LOOP = {event_loop!r}\nMETRICS = {metrics!r}\nLOAD = {load!r}\n")
     client = f"TESTS = {str(ROOT / 'tests')!r}\n" + CLIENT
     script = constants + f"CLIENT = {client!r}\n" + GATEWAY
     environment = {**os.environ, "PYTHONPATH": str(tree)}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment, timeout=600)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment, timeout=600,
+                          cwd=tree)
     if done.returncode != 0:
         raise RuntimeError(f"the measurement failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -167,8 +170,9 @@ def run(args, trees: dict[str, Path]) -> None:
                       "requests": args.requests, "warmup": args.warmup},
     }
     metrics_choices = (False, True) if args.compare_metrics else (False,)
+    # Metrics are this tree's: an earlier commit is measured without them.
     configurations = [(tree_name, event_loop, metrics) for tree_name in trees for event_loop in args.event_loop
-                      for metrics in metrics_choices]
+                      for metrics in metrics_choices if not metrics or trees[tree_name] == ROOT]
     samples: dict[tuple, list[dict]] = {(load, *configuration): [] for load in loads for configuration in configurations}
     with TansuBroker() as tansu:
         for _ in range(args.rounds):
@@ -189,8 +193,9 @@ def run(args, trees: dict[str, Path]) -> None:
             first = first or cpu
             rate = statistics.median(run["rate"] for run in runs)
             wall = statistics.median(run["wall_us"] for run in runs)
+            ratio = f"{cpu / first:.2f}x" if first else "n/a"  # a short run may read no CPU tick at all
             print(f"| {load_name} | {tree_name} | {event_loop} | {'on' if metrics else 'off'} | {cpu:.0f} | "
-                  f"{cpu / first:.2f}x | {rate:,.0f} | {wall:.0f} |")
+                  f"{ratio} | {rate:,.0f} | {wall:.0f} |")
 
 
 def main(argv: list[str] | None = None) -> int:

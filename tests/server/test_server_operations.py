@@ -177,3 +177,32 @@ def test_refusal_counts_per_principal_are_off_unless_asked(server_state):
         assert metrics.registry.get_sample_value("kafkasec_authorizer_denied_by_principal_total", {"principal": "other"}) is None
         with pytest.raises(ValueError, match="kafkasec.metrics.refusals.by.principal.max is a count"):
             ServerMetrics(security, refusals_by_principal_max=-1)
+
+
+def test_decisions_counted_on_many_threads_add_up(server_state):
+    # Counts are kept per thread without a lock and summed at the scrape: none may be lost.
+    import threading
+
+    from kafkasec.acl import AclOperation, ResourcePattern, ResourceType
+    from kafkasec.context import Action, AuthorizationResult, RequestContext
+    from server_support import open_security
+
+    with open_security(server_state) as security:
+        metrics = ServerMetrics(security)
+        context = RequestContext.for_principal("User:alice")
+        actions = [Action(AclOperation.READ, ResourcePattern(ResourceType.TOPIC, "t"))]
+
+        def count(result):
+            for _ in range(5000):
+                metrics.authorized(context, actions, [result])
+
+        threads = [threading.Thread(target=count, args=(result,))
+                   for result in (AuthorizationResult.ALLOWED, AuthorizationResult.DENIED) * 3]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        labels = {"operation": "READ", "resource_type": "TOPIC"}
+        sample = metrics.registry.get_sample_value
+        assert sample("kafkasec_authorizer_authorizations_total", {**labels, "result": "ALLOWED"}) == 15_000
+        assert sample("kafkasec_authorizer_authorizations_total", {**labels, "result": "DENIED"}) == 15_000
