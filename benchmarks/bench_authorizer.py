@@ -193,7 +193,8 @@ def _git_state() -> str:
     root = HERE.parent
 
     def git(*args):
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
+        # rstrip, not strip: a porcelain status line starts with a space (" M path").
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10).stdout.rstrip()
 
     try:
         commit = git("rev-parse", "--short", "HEAD")

@@ -411,12 +411,13 @@ async def over_the_wire(port: int, seconds: float, client_counts) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="1 s per measurement, 1 and 16 clients")
-    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--quick", action="store_true",
+                        help="1 s per measurement (unless --seconds says otherwise), 1 and 16 clients, fewer hardening samples")
+    parser.add_argument("--seconds", type=float, default=None, help="per measurement (default: 3; --quick: 1)")
     parser.add_argument("--rev", help="also compare the in-process Metadata handler and the hardening runs with this commit")
     parser.add_argument("--hardening-only", action="store_true", help="only the 5,000-topic hardening runs")
     args = parser.parse_args()
-    seconds = 1.0 if args.quick else args.seconds
+    seconds = args.seconds if args.seconds is not None else 1.0 if args.quick else 3.0
     client_counts = (1, 16) if args.quick else (1, 16, 64)
     cache_client_pbkdf2()
     logins, metadata_requests = (20, 5) if args.quick else (100, 20)

@@ -7,6 +7,8 @@ produce and consume throughput, and its per-record delivery latency.
     python benchmarks/bench_gateway.py --tansu --compare-gateway --records 20000 --latency-seconds 3 --rounds 1  # quick
     python benchmarks/bench_gateway.py --tansu --scale-out              # two gateway processes (SO_REUSEPORT) against one
     python benchmarks/bench_gateway.py --tansu --compare-gateway --py-spy /tmp/prof   # and a profiled extra run
+    python benchmarks/bench_gateway.py --tansu --omb                    # the OpenMessaging-style workload, direct and gateway
+    python benchmarks/bench_gateway.py --tansu --omb --omb-rate 100 --omb-seconds 10 --omb-warmup-seconds 3 --quiet -1  # a 2-core box
 
 Measured, each on a topic of its own (created through the bootstrap given, ``--partitions``):
 
@@ -41,6 +43,28 @@ processes (a pairing that lands both on one process is started again; the spread
 records/s, and the gateway processes' CPU seconds per record. Two producers straight to the
 broker are measured too, as the ceiling.
 
+``--omb``: an OpenMessaging Benchmark-style workload (the shape of Kroxylicious's published
+proxy benchmark, so that the two read side by side), through the same gateway process and
+compare() as ``--compare-gateway``, alternating direct and gateway runs for ``--rounds``:
+``--omb-topics`` (10) topics of one partition, ``--record-size`` (1 KiB) records, one producer
+per topic at a fixed ``--omb-rate`` (5,000 records/s per topic: 50,000/s, ~51 MB/s in) with OMB's
+Kafka driver settings (acks=all, linger.ms=1, batch.size=131072), and one consumer in a group of
+its own (session.timeout.ms=6000) subscribed to every topic, committing after each poll as
+OMB's does; it has joined before the producers start. The window of ``--omb-seconds`` (60)
+after ``--omb-warmup-seconds`` (5) is measured: the rates achieved, the publish latency
+(produce() to the acknowledgement, librdkafka's ``Message.latency()``: avg, p50, p99) and the
+end-to-end latency (produce() to the consumer's poll, from the send time written in the first
+8 bytes of each value), and the gateway's CPU in millicores per MB/s of traffic in and out
+(payload published plus consumed, per second: Kroxylicious's measure). On a machine with few
+cores lower the rate: the clients, Tansu and the gateway share them.
+
+The consumer's fetch.wait.max.ms is ``--omb-fetch-wait-ms`` (10), not the clients' and OMB's
+500: Kafka answers a waiting Fetch as soon as records arrive, but Tansu 0.6 seemed to hold each for
+most of its wait here, so with 500 the end-to-end latency was mostly that wait (directly, 1,000
+records/s on the 2-core box: avg 115 ms at 500, 24 ms at 100, 4.6 ms at 10, with Tansu's CPU
+0.35, 0.41 and 0.84 cores). A short wait comes closer to Kafka's behaviour, at the price of
+more Fetch requests.
+
 ``--py-spy DIR``: after the measured rounds, more gateway runs with ``py-spy record`` attached
 to the gateway process (not counted in the tables): produce and consume, each repeated for 3 s,
 and one latency run; the raw samples go to DIR and the functions with the most samples (on the
@@ -64,13 +88,15 @@ import shutil
 import signal
 import socket
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping, TypeVar
 
 import psutil
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition, libversion
@@ -89,6 +115,9 @@ SASL_CLIENT = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": MECHANIS
 
 TANSU_NODE_ID = 111
 
+Measured = TypeVar("Measured", "Results", "OmbResults")
+"""What one run of compare() against one target gives: measure()'s Results or omb_workload()'s."""
+
 
 @dataclasses.dataclass(frozen=True)
 class Options:
@@ -100,6 +129,13 @@ class Options:
     latency_rate: int = 1000
     latency_seconds: float = 10.0
     linger_ms: int = 5
+    omb_topics: int = 10
+    omb_rate: int = 5000
+    """Records per second per topic in --omb: 50,000/s over 10 topics, ~51 MB/s of 1 KiB records."""
+    omb_seconds: float = 60.0
+    omb_warmup_seconds: float = 5.0
+    omb_fetch_wait_ms: int = 10
+    """The consumer's fetch.wait.max.ms in --omb (librdkafka's default is 500): see the module's docstring."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,6 +155,11 @@ class Results:
     def latency_records(self) -> int:
         return len(self.latencies_ms)
 
+    def summary(self) -> str:
+        latency = self.latency_ms
+        return (f"produce {self.produce_per_second:,.0f}/s, consume {self.consume_per_second:,.0f}/s, "
+                f"latency p50 {latency['p50']:.2f} p99 {latency['p99']:.2f} ms")
+
     def rows(self, record_size: int) -> list[tuple[str, str]]:
         megabytes = record_size / 1e6
         latency = self.latency_ms
@@ -135,7 +176,7 @@ class Results:
 
 def percentiles(sorted_ms: list[float]) -> dict[str, float]:
     cuts = statistics.quantiles(sorted_ms, n=100, method="inclusive")
-    return {"p50": cuts[49], "p99": cuts[98], "max": sorted_ms[-1]}
+    return {"avg": statistics.fmean(sorted_ms), "p50": cuts[49], "p99": cuts[98], "max": sorted_ms[-1]}
 
 
 # --- the clients -------------------------------------------------------------------------------
@@ -325,6 +366,202 @@ def measure(bootstrap: str, options: Options, client: Mapping[str, str] = {}, *,
     return Results(produce_rate, consume_rate, first_record, latencies or [0.0, 0.0], cpu)
 
 
+# --- the OpenMessaging-style workload ------------------------------------------------------------
+
+
+OMB_PRODUCER = {"acks": "all", "linger.ms": 1, "batch.size": 131_072}
+"""The producer settings of the OpenMessaging Benchmark's Kafka driver (driver-kafka/kafka.yaml)."""
+OMB_CONSUMER = {"auto.offset.reset": "earliest", "enable.auto.commit": False}
+"""Its consumer settings; its consumer commits asynchronously after each poll (KafkaBenchmarkConsumer)."""
+SEND_STAMP = struct.Struct(">q")
+"""The first 8 bytes of every record's value: ``time.perf_counter_ns()`` at its produce(). The
+consumer runs in this process, on the same clock, so the end-to-end latency needs no clock sync
+and has a finer grain than the record's millisecond timestamp (which OMB reads)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class OmbResults:
+    """One --omb run against one target: what happened in its measured window."""
+
+    target_per_second: float
+    window_seconds: float
+    record_size: int
+    published: int
+    """Records produced in the window and acknowledged."""
+    consumed: int
+    """Records that reached the consumer in the window (whenever they were produced)."""
+    publish_ms: list[float]  # sorted
+    end_to_end_ms: list[float]  # sorted
+    cpu: dict[str, float]
+    """Process name -> CPU seconds spent in the window."""
+
+    @property
+    def published_per_second(self) -> float:
+        return self.published / self.window_seconds
+
+    @property
+    def consumed_per_second(self) -> float:
+        return self.consumed / self.window_seconds
+
+    @property
+    def traffic_mb_per_second(self) -> float:
+        """Payload through the target per second, in and out (Kroxylicious's bidirectional traffic)."""
+        return (self.published + self.consumed) * self.record_size / self.window_seconds / 1e6
+
+    def millicores(self, process: str) -> float:
+        return self.cpu.get(process, 0.0) / self.window_seconds * 1000
+
+    def millicores_per_mb(self, process: str) -> float:
+        return self.millicores(process) / self.traffic_mb_per_second
+
+    def summary(self) -> str:
+        publish, end_to_end = percentiles(self.publish_ms), percentiles(self.end_to_end_ms)
+        return (f"published {self.published_per_second:,.0f}/s, consumed {self.consumed_per_second:,.0f}/s "
+                f"(target {self.target_per_second:,.0f}/s), publish avg {publish['avg']:.2f} p99 {publish['p99']:.2f} ms, "
+                f"end to end avg {end_to_end['avg']:.2f} p99 {end_to_end['p99']:.2f} ms")
+
+
+class GroupReader:
+    """One consumer in a group of its own, subscribed to every topic, reading on a thread of its
+    own: the send stamp of each record and when it arrived (``time.perf_counter_ns()``)."""
+
+    def __init__(self, bootstrap: str, topics: list[str], fetch_wait_ms: int, client: Mapping[str, str] = {}):
+        self.topics = topics
+        self.consumer = Consumer({"bootstrap.servers": bootstrap, **client, **OMB_CONSUMER,
+                                  "group.id": f"bench-omb-{uuid.uuid4().hex[:8]}", "session.timeout.ms": 6000,
+                                  "fetch.wait.max.ms": fetch_wait_ms})
+        self.stamps: list[int] = []
+        self.arrivals: list[int] = []
+        self.failure: BaseException | None = None
+        self._assigned = threading.Event()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._read, name="omb-consumer", daemon=True)
+
+    def start(self) -> None:
+        """Subscribe, and return once the group has assigned every topic's partition (Tansu holds a
+        JoinGroup for half the session timeout), so that no record waits for the join."""
+
+        def assigned(_consumer, partitions):
+            if len(partitions) >= len(self.topics):
+                self._assigned.set()
+
+        self.consumer.subscribe(self.topics, on_assign=assigned)
+        self._thread.start()
+        if not self._assigned.wait(TIMEOUT):
+            self.stop()
+            raise RuntimeError(f"omb: the consumer group was not assigned the {len(self.topics)} topics in {TIMEOUT:g} s")
+
+    def _read(self) -> None:
+        try:
+            while not self._stopping.is_set():
+                # poll() returns at the first record; consume(timeout=0) then takes what else is
+                # there. consume() with a timeout would wait for a full batch or the timeout,
+                # which would add up to the timeout to the end-to-end latency.
+                first = self.consumer.poll(0.1)
+                if first is None:
+                    continue
+                arrived = time.perf_counter_ns()
+                messages = [first, *self.consumer.consume(num_messages=10_000, timeout=0)]
+                for message in messages:
+                    if message.error() is not None:
+                        raise RuntimeError(f"omb: consume: {message.error()}")
+                    self.stamps.append(SEND_STAMP.unpack_from(message.value())[0])
+                    self.arrivals.append(arrived)
+                self.consumer.commit(asynchronous=True)
+        except BaseException as failure:  # re-raised by stop(), in the benchmark's thread
+            self.failure = failure
+
+    def wait_for(self, count: int, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while len(self.stamps) < count and self.failure is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread.is_alive():
+            self._thread.join(TIMEOUT)
+        self.consumer.close()
+        if self.failure is not None:
+            raise self.failure
+
+
+def omb_workload(bootstrap: str, options: Options, client: Mapping[str, str] = {}, *,
+                 processes: Mapping[str, int] = {}, cleanup: str | None = None) -> OmbResults:
+    """The OpenMessaging-style run against ``bootstrap`` (the arguments are measure()'s): a topic
+    of one partition per ``omb_topics``, one producer per topic at ``omb_rate`` records/s each,
+    one consumer in a group reading them all; the window of ``omb_seconds`` after
+    ``omb_warmup_seconds`` is measured."""
+    topics = [create_topic(bootstrap, 1, f"omb{index}", client) for index in range(options.omb_topics)]
+    reader = GroupReader(bootstrap, topics, options.omb_fetch_wait_ms, client)
+    reader.start()
+    producers = [Producer({"bootstrap.servers": bootstrap, **client, **OMB_PRODUCER}) for _ in topics]
+    deliveries: list[tuple[int, float]] = []  # (send stamp, seconds from produce() to the acknowledgement)
+    failures: list[KafkaError] = []
+
+    def delivered(error, message):
+        if error is not None:
+            failures.append(error)
+        else:
+            deliveries.append((SEND_STAMP.unpack_from(message.value())[0], message.latency()))
+
+    filler = os.urandom(options.record_size - SEND_STAMP.size)
+    for producer, topic in zip(producers, topics):  # connections and metadata, before the clock starts
+        producer.produce(topic, value=SEND_STAMP.pack(time.perf_counter_ns()) + filler)
+        producer.flush(TIMEOUT)
+    meter = CpuMeter({"clients": os.getpid(), **processes})
+    per_second = options.omb_rate * len(topics)
+    started = time.perf_counter_ns()
+    window_from = started + int(options.omb_warmup_seconds * 1e9)
+    window_end = window_from + int(options.omb_seconds * 1e9)
+    sent, cpu_before = 0, None
+    try:
+        while (now := time.perf_counter_ns()) < window_end:
+            if cpu_before is None and now >= window_from:
+                cpu_before = meter.read()
+            # A fixed rate, as OMB's rate limiter: whatever is due by now goes, round robin over the
+            # topics; a pass that fell behind catches up.
+            due = (now - started) * per_second // 1_000_000_000
+            while sent < due:
+                index = sent % len(topics)
+                try:
+                    producers[index].produce(topics[index], value=SEND_STAMP.pack(time.perf_counter_ns()) + filler,
+                                             on_delivery=delivered)
+                except BufferError:  # the local queue is full: the polls below make room
+                    break
+                sent += 1
+            for producer in producers:
+                producer.poll(0)
+            time.sleep(0.0001)
+        cpu_after = meter.read()
+        undelivered = sum(producer.flush(TIMEOUT) for producer in producers)
+        reader.wait_for(sent + len(producers), TIMEOUT)
+    finally:
+        reader.stop()
+    if undelivered or failures:
+        raise RuntimeError(f"omb: {undelivered} records undelivered, {len(failures)} failed (first: {failures[:1]})")
+    if len(reader.stamps) < sent + len(producers):
+        raise RuntimeError(f"omb: {len(reader.stamps)} of {sent + len(producers)} records consumed")
+    if cleanup:
+        for topic in topics:
+            delete_topic(cleanup, topic)
+    assert cpu_before is not None
+
+    def in_window(stamp: int) -> bool:
+        return window_from <= stamp < window_end
+
+    return OmbResults(
+        target_per_second=per_second,
+        window_seconds=(window_end - window_from) / 1e9,
+        record_size=options.record_size,
+        published=sum(1 for stamp, _ in deliveries if in_window(stamp)),
+        consumed=sum(1 for arrival in reader.arrivals if in_window(arrival)),
+        publish_ms=sorted(seconds * 1000 for stamp, seconds in deliveries if in_window(stamp)),
+        end_to_end_ms=sorted((arrival - stamp) / 1e6 for stamp, arrival in zip(reader.stamps, reader.arrivals)
+                             if in_window(stamp)),
+        cpu={name: cpu_after[name] - cpu_before[name] for name in cpu_before},
+    )
+
+
 # --- the gateway -------------------------------------------------------------------------------
 
 
@@ -423,9 +660,11 @@ QUIET_TIMEOUT = 300.0
 
 
 def compare(upstream: str, gateway: GatewayProcess, options: Options, rounds: int, tansu_pid: int | None,
-            progress=print, quiet: float | None = None) -> list[dict[str, Results]]:
-    """``rounds`` rounds of produce, consume and latency, directly and through the gateway
-    (direct first in even rounds, the gateway first in odd ones)."""
+            progress=print, quiet: float | None = None,
+            measurement: Callable[..., Measured] = measure) -> list[dict[str, Measured]]:
+    """``rounds`` rounds of ``measurement`` (measure(): produce, consume and latency; or
+    omb_workload()), directly and through the gateway (direct first in even rounds, the gateway
+    first in odd ones)."""
     targets = {DIRECT: (upstream, {}), GATEWAY: (gateway.bootstrap, SASL_CLIENT)}
     processes = {"gateway": gateway.pid, **({"broker": tansu_pid} if tansu_pid else {})}
     measured = []
@@ -436,10 +675,8 @@ def compare(upstream: str, gateway: GatewayProcess, options: Options, rounds: in
             bootstrap, client = targets[label]
             if quiet is not None:
                 wait_for_quiet(quiet, QUIET_TIMEOUT, progress)
-            results[label] = measure(bootstrap, options, client, processes=processes, cleanup=upstream)
-            progress(f"round {round_index + 1}, {label}: produce {results[label].produce_per_second:,.0f}/s, "
-                     f"consume {results[label].consume_per_second:,.0f}/s, latency p50 "
-                     f"{results[label].latency_ms['p50']:.2f} p99 {results[label].latency_ms['p99']:.2f} ms")
+            results[label] = measurement(bootstrap, options, client, processes=processes, cleanup=upstream)
+            progress(f"round {round_index + 1}, {label}: {results[label].summary()}")
         measured.append({label: results[label] for label in (DIRECT, GATEWAY)})
     return measured
 
@@ -501,6 +738,49 @@ def compare_report(measured: list[dict[str, Results]], options: Options) -> str:
                  f"{pooled[GATEWAY]['max']:.2f} | {pooled[GATEWAY]['p50'] - pooled[DIRECT]['p50']:+.2f} | "
                  f"{pooled[GATEWAY]['p99'] - pooled[DIRECT]['p99']:+.2f} | | |")
     lines.append(f"| median of the rounds | | | **{median(added_p50):+.2f}** | **{median(added_p99):+.2f}** | | |")
+    return "\n".join(lines)
+
+
+def omb_report(measured: list[dict[str, OmbResults]], options: Options) -> str:
+    per_second = options.omb_rate * options.omb_topics
+    lines = [f"OpenMessaging-style workload: {options.omb_topics} topics of 1 partition, {options.record_size:,} B records, "
+             f"{options.omb_rate:,}/s per topic ({per_second:,}/s, {per_second * options.record_size / 1e6:,.1f} MB/s in); "
+             f"one producer per topic ({', '.join(f'{key}={value}' for key, value in OMB_PRODUCER.items())}: "
+             "OMB's Kafka driver), one consumer in a group of its own reading every topic (committing after each poll, "
+             f"fetch.wait.max.ms={options.omb_fetch_wait_ms}); "
+             f"{options.omb_seconds:g} s measured after {options.omb_warmup_seconds:g} s of warm-up, per run; the order of "
+             "the two runs flips each round. Latencies in ms: publish is produce() to the acknowledgement "
+             "(librdkafka's `Message.latency()`), end to end is produce() to the consumer's poll. CPU in cores over "
+             "the window; MB/s is the payload in and out (published + consumed).", "",
+             "| round | target | published/s | consumed/s | MB/s in + out | publish avg / p50 / p99 | "
+             "end to end avg / p50 / p99 | CPU, cores: clients / gateway / broker | gateway mc per MB/s |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for index, results in enumerate(measured, 1):
+        for label in (DIRECT, GATEWAY):
+            run = results[label]
+            publish, end_to_end = percentiles(run.publish_ms), percentiles(run.end_to_end_ms)
+            cores = " / ".join(f"{run.millicores(name) / 1000:.2f}" if name in run.cpu else "—"
+                               for name in ("clients", "gateway", "broker"))
+            per_mb = f"{run.millicores_per_mb('gateway'):.1f}" if label == GATEWAY else "—"
+            lines.append(f"| {index} | {label} | {run.published_per_second:,.0f} | {run.consumed_per_second:,.0f} | "
+                         f"{run.traffic_mb_per_second:.1f} | {publish['avg']:.2f} / {publish['p50']:.2f} / "
+                         f"{publish['p99']:.2f} | {end_to_end['avg']:.2f} / {end_to_end['p50']:.2f} / "
+                         f"{end_to_end['p99']:.2f} | {cores} | {per_mb} |")
+
+    median = statistics.median
+    lines += ["", f"Medians of the {len(measured)} round(s); added: the median of each round's gateway less direct.", "",
+              "| | directly | through the gateway | added |", "|---|---:|---:|---:|"]
+    rate = {label: median(r[label].published_per_second for r in measured) for label in (DIRECT, GATEWAY)}
+    lines.append(f"| published/s (target {per_second:,}) | {rate[DIRECT]:,.0f} | {rate[GATEWAY]:,.0f} | "
+                 f"{rate[GATEWAY] / rate[DIRECT]:.2f}x |")
+    for name, samples in (("publish", "publish_ms"), ("end to end", "end_to_end_ms")):
+        for statistic in ("avg", "p50", "p99"):
+            value = {label: [percentiles(getattr(r[label], samples))[statistic] for r in measured]
+                     for label in (DIRECT, GATEWAY)}
+            added = median(gateway - direct for direct, gateway in zip(value[DIRECT], value[GATEWAY]))
+            lines.append(f"| {name} {statistic}, ms | {median(value[DIRECT]):.2f} | {median(value[GATEWAY]):.2f} | "
+                         f"**{added:+.2f}** |")
+    lines.append(f"| gateway CPU, mc per MB/s | — | **{median(r[GATEWAY].millicores_per_mb('gateway') for r in measured):.1f}** | |")
     return "\n".join(lines)
 
 
@@ -742,7 +1022,8 @@ def scale_report(measured: list[dict[str, ScaleRun]], options: Options, records:
         a, b, direct = results[one], results[two], results["direct"]
         throughput.append(b.records_per_second / a.records_per_second)
         cpu_a, cpu_b = a.gateway_cpu_seconds / a.records * 1e6, b.gateway_cpu_seconds / b.records * 1e6
-        cpu.append(cpu_b / cpu_a)
+        # CPU times come in clock ticks (10 ms): a short run can read 0 for one process.
+        cpu.append(cpu_b / cpu_a if cpu_a else float("nan"))
         lines.append(f"| {index} | {direct.records_per_second:,.0f} | {a.records_per_second:,.0f} | "
                      f"{b.records_per_second:,.0f} | {throughput[-1]:.2f} | {cpu_a:.1f} | {cpu_b:.1f} | {cpu[-1]:.2f} | "
                      f"{a.broker_cpu_seconds / a.records * 1e6:.1f} / {b.broker_cpu_seconds / b.records * 1e6:.1f} | "
@@ -791,7 +1072,19 @@ def main(argv: list[str] | None = None) -> int:
     target.add_argument("--tansu", action="store_true", help="start a Tansu of its own (tests/tansu_support.py)")
     parser.add_argument("--compare-gateway", action="store_true",
                         help="also run through `kafkasec serve --upstream` in front of the broker, alternating")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of --compare-gateway and --scale-out (default: 3)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of --compare-gateway, --omb and --scale-out (default: 3)")
+    parser.add_argument("--omb", action="store_true",
+                        help="the OpenMessaging-style workload, directly and through `kafkasec serve --upstream`, alternating")
+    parser.add_argument("--omb-topics", type=int, default=Options.omb_topics, help="topics of one partition (default: 10)")
+    parser.add_argument("--omb-rate", type=int, default=Options.omb_rate,
+                        help="records/s per topic (default: 5000, i.e. 50,000/s and ~51 MB/s over 10 topics; "
+                             "lower it where the clients, Tansu and the gateway share a few cores)")
+    parser.add_argument("--omb-seconds", type=float, default=Options.omb_seconds, help="the measured window (default: 60)")
+    parser.add_argument("--omb-warmup-seconds", type=float, default=Options.omb_warmup_seconds,
+                        help="produced at the rate before the window, not counted (default: 5)")
+    parser.add_argument("--omb-fetch-wait-ms", type=int, default=Options.omb_fetch_wait_ms,
+                        help="the consumer's fetch.wait.max.ms (default: 10; 500 is the clients' and OMB's default, "
+                             "against which Tansu's end-to-end latency is mostly that wait)")
     parser.add_argument("--scale-out", action="store_true",
                         help="two gateway processes sharing the ports against one, two producer processes (needs --tansu)")
     parser.add_argument("--scale-records", type=int, default=100_000, help="records per producer process in --scale-out")
@@ -812,13 +1105,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--linger-ms", type=int, default=Options.linger_ms,
                         help="the producers' linger.ms for throughput and scale-out (default: 5)")
     args = parser.parse_args(argv)
-    options = Options(args.records, args.record_size, args.acks, args.partitions, args.consume_mode,
-                      args.latency_rate, args.latency_seconds, args.linger_ms)
+    options = Options(records=args.records, record_size=args.record_size, acks=args.acks, partitions=args.partitions,
+                      consume_mode=args.consume_mode, latency_rate=args.latency_rate,
+                      latency_seconds=args.latency_seconds, linger_ms=args.linger_ms, omb_topics=args.omb_topics,
+                      omb_rate=args.omb_rate, omb_seconds=args.omb_seconds, omb_warmup_seconds=args.omb_warmup_seconds,
+                      omb_fetch_wait_ms=args.omb_fetch_wait_ms)
     properties = dict(line.split("=", 1) for line in args.gateway_property)
     if args.quiet is not None and args.quiet < 0:
         args.quiet = None
     if args.scale_out and not args.tansu:
         parser.error("--scale-out needs --tansu (it reads the broker's CPU time)")
+    if args.record_size < SEND_STAMP.size:
+        parser.error(f"--record-size must be at least {SEND_STAMP.size} (--omb's records carry their send time)")
 
     def progress(message: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
@@ -833,16 +1131,21 @@ def main(argv: list[str] | None = None) -> int:
         tansu_pid = broker.process.pid if broker is not None else None
         directory = Path(tempfile.mkdtemp(prefix="kafkasec-bench-gateway-"))
         stack.callback(shutil.rmtree, directory, ignore_errors=True)
-        if args.compare_gateway:
+        if args.compare_gateway or args.omb:
             setup = GatewaySetup.create(_mkdir(directory / "one"), properties=properties)
             gateway = start_gateway(upstream, setup)
             stack.callback(stop_gateway, gateway.process)
             progress(f"gateway at {gateway.bootstrap} (brokers {gateway.brokers}), upstream {upstream}")
+        if args.compare_gateway:
             measured = compare(upstream, gateway, options, args.rounds, tansu_pid, progress, args.quiet)
             print(compare_report(measured, options))
             if args.py_spy:
                 print("\n" + profiled_run(upstream, gateway, options, args.py_spy))
-        elif not args.scale_out:
+        if args.omb:
+            measured_omb = compare(upstream, gateway, options, args.rounds, tansu_pid, progress, args.quiet,
+                                   measurement=omb_workload)
+            print(("\n" if args.compare_gateway else "") + omb_report(measured_omb, options))
+        if not (args.compare_gateway or args.omb or args.scale_out):
             results = {("Tansu, directly" if args.tansu else upstream): measure(upstream, options, cleanup=upstream)}
             print(report(results, options))
         if args.scale_out:

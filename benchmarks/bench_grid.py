@@ -8,6 +8,10 @@ and DENY, principals User:u0..u{N/10}, hosts mostly '*' and some specific, plus 
 ACLs. Pairs: random principals (half named in ACLs, half not) x resource names drawn from 10,000
 distinct resources (half covered by ACLs), as in a grid, on one core. The evaluator's time includes classifying the distinct
 resources; the compile of the index is timed apart. Prints a Markdown table and the machine.
+
+Then the compact grid of 20,000 principals x 50,000 resources, and (issue 42) the same grid's
+driver-side build with its principals expanded by the groupfile plugin, each principal in 5 of 100
+groups that have ACLs of their own, against the same build from the same ACLs without the plugin.
 """
 
 from __future__ import annotations
@@ -90,6 +94,7 @@ def main(argv=None) -> int:
         print(f"| {acl_count:,} | {compile_s:.2f} s | {ours / 1e6:.2f} M pairs/s | {theirs / 1e6:.3f} M pairs/s "
               f"| {ours / theirs:.1f}x |")
     compact_grid(10_000, 2_000 if args.quick else 20_000, 5_000 if args.quick else 50_000)
+    group_expansion(10_000, 2_000 if args.quick else 20_000, 5_000 if args.quick else 50_000)
     worker_memory(100_000)
     return 0
 
@@ -115,16 +120,23 @@ def worker_memory(acl_count: int) -> None:
           f"{rss:.0f} MiB RSS (target: no Python worker above 2 GB)")
 
 
-def compact_grid(acl_count: int, principal_count: int, resource_count: int) -> None:
-    """The issue's grid: principals x resources in compact form, in process, timed whole
-    (compile, classification, base blocks, exceptions); then spot checks against the authorizer."""
-    authorizer = workload(acl_count)
-    rng = random.Random(3)
+def grid_pairs(acl_count: int, principal_count: int, resource_count: int, rng: random.Random) -> tuple[list, list]:
+    """The compact grid's principals (the ACLs' named principals first, then unnamed ones, on
+    random hosts) and resources (half named like the ACLs' topics)."""
     named = max(acl_count // 10, 1)
     principals = [(f"User:u{i % named}" if i < named else f"User:x{i}", f"10.0.{rng.randrange(3)}.{rng.randrange(200)}")
                   for i in range(principal_count)]
     resources = [("TOPIC" if i % 5 else "GROUP",
                   f"app{i % (acl_count // 3 + 1)}-topic{i}" if i % 2 else f"other-{i}") for i in range(resource_count)]
+    return principals, resources
+
+
+def compact_grid(acl_count: int, principal_count: int, resource_count: int) -> None:
+    """The issue's grid: principals x resources in compact form, in process, timed whole
+    (compile, classification, base blocks, exceptions); then spot checks against the authorizer."""
+    authorizer = workload(acl_count)
+    rng = random.Random(3)
+    principals, resources = grid_pairs(acl_count, principal_count, resource_count, rng)
     start = time.perf_counter()
     compact = CompactGrid.build(CompiledAcls.from_authorizer(authorizer), principals, resources)
     elapsed = time.perf_counter() - start
@@ -138,6 +150,69 @@ def compact_grid(acl_count: int, principal_count: int, resource_count: int) -> N
           f"{compact.cells:,} cells in {elapsed:.2f} s ({compact.cells / elapsed / 1e6:,.0f} M cells/s); "
           f"{len(compact.class_is_super):,} principal classes, {len(compact.base):,} resource classes, "
           f"{compact.base.size:,} base values, {len(compact.exception_bits):,} exceptions; 2,000 random cells checked")
+
+
+GROUPS = 100
+GROUPS_PER_PRINCIPAL = 5
+
+
+def group_expansion(acl_count: int, principal_count: int, resource_count: int) -> None:
+    """The compact grid's driver-side build (compile with the principals' expansion, then
+    CompactGrid.build) of a KafkaSecurity whose groupfile plugin puts each principal in
+    GROUPS_PER_PRINCIPAL of GROUPS groups, each group with three ACLs of its own, against the same
+    build from the same ACLs without the plugin (its groups then apply to nobody); best of three
+    each; then spot checks of the expanded grid against the security's KIP-430 answers."""
+    import tempfile
+
+    import kafkasec_groupfile
+    from kafkasec import KafkaSecurity
+    from spark_udfs.rules import compile_acls
+
+    rng = random.Random(5)
+    principals, resources = grid_pairs(acl_count, principal_count, resource_count, rng)
+    bindings = [stored.binding for stored in workload(acl_count).stored_acls()]
+    for group in range(GROUPS):  # a prefix of the ACLs' topics, one of their topics, one of the other names
+        bindings += [AclBinding.of("TOPIC", f"app{group}-", "PREFIXED", f"Group:g{group}", "*", "READ", "ALLOW"),
+                     AclBinding.of("TOPIC", f"app{group * 7}-topic{group * 7}", "LITERAL", f"Group:g{group}", "*", "WRITE", "ALLOW"),
+                     AclBinding.of("GROUP", f"other-{group * 10}", "LITERAL", f"Group:g{group}", "*", "READ", "ALLOW")]
+    members: dict[int, list[str]] = {group: [] for group in range(GROUPS)}
+    for name in dict.fromkeys(name for name, _ in principals):
+        for group in rng.sample(range(GROUPS), GROUPS_PER_PRINCIPAL):
+            members[group].append(name)
+    names = [name for name, _ in principals]
+
+    def best_build(security) -> tuple[float, CompactGrid]:
+        runs = []
+        for _ in range(3):
+            start = time.perf_counter()
+            compact = CompactGrid.build(compile_acls(security, principals=names), principals, resources)
+            runs.append(time.perf_counter() - start)
+        return min(runs), compact
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "groups.txt")
+        with open(path, "w", encoding="utf-8") as file:
+            file.writelines(f"g{group}: {', '.join(names)}\n" for group, names in members.items() if names)
+        with KafkaSecurity.from_config({"kafkasec.state.path": ":memory:"}) as plain:
+            plain.create_acls(bindings)
+            without, _ = best_build(plain)
+        config = {"kafkasec.state.path": ":memory:", kafkasec_groupfile.PATH_SETTING: path}
+        with KafkaSecurity.from_config(config, plugins=[kafkasec_groupfile]) as security:
+            security.create_acls(bindings)
+            start = time.perf_counter()
+            compile_acls(security, principals=names)
+            expansion = time.perf_counter() - start
+            expanded, compact = best_build(security)
+            for _ in range(500):  # KIP-430 through the security's plugins: authorize, principals expanded
+                i, j = rng.randrange(principal_count), rng.randrange(resource_count)
+                context = RequestContext(KafkaPrincipal.parse(principals[i][0]), principals[i][1])
+                want = operations_to_bitfield(security.authorized_operations(context, ResourcePattern(*resources[j])))
+                assert compact.bits(i, j) == want, (principals[i], resources[j])
+    print(f"\nGroup expansion (groupfile), {len(bindings):,} ACLs: {principal_count:,} principals, each in "
+          f"{GROUPS_PER_PRINCIPAL} of {GROUPS} groups, x {resource_count:,} resources: driver-side build "
+          f"{expanded:.2f} s expanded against {without:.2f} s without the plugin (+{expanded - without:.2f} s; "
+          f"compile with the expansion {expansion:.2f} s); {len(compact.class_is_super):,} principal classes, "
+          f"{len(compact.exception_bits):,} exceptions; 500 random cells checked against KafkaSecurity.authorized_operations")
 
 
 if __name__ == "__main__":

@@ -2,16 +2,20 @@
 UDF that calls StandardAuthorizer.authorized_operations per pair, and the factorized allowed
 grid materialized (written to a noop sink) against the same grid by the Arrow UDF.
 
-    python benchmarks/bench_grid_spark.py [--quick] [--master local[2]]
+    python benchmarks/bench_grid_spark.py [--quick | --smoke] [--master local[2]]
 
 The workload is bench_grid.py's (10,000 ACLs) plus one User:* READ ALLOW on the prefix "app",
 so that most cells of the grid are allowed pairs. The UDF is timed after a warm-up batch (Python
 workers started, broadcast ACLs loaded), as a long job sees it. Prints a Markdown table and the machine.
+
+``--quick``: 400,000 pairs and a 1,000 x 2,000 grid. ``--smoke``: a few thousand of each and one
+Arrow batch size, to check that the script works (its numbers mean little).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import platform
 import sys
@@ -30,6 +34,25 @@ sys.path.insert(0, os.path.dirname(__file__))
 from bench_grid import workload  # noqa: E402
 
 
+@dataclasses.dataclass(frozen=True)
+class Sizes:
+    pairs: int
+    """Pairs the Arrow UDF evaluates (the row-at-a-time UDF: ``baseline_pairs``)."""
+    baseline_pairs: int
+    grid: tuple[int, int]
+    """Principals x resources of the allowed grid."""
+    acls: int
+    rss_acls: int
+    """ACLs of the index broadcast for the workers' peak RSS."""
+    batch_rows: tuple[int, ...]
+    """The Arrow batch sizes tried."""
+
+
+FULL = Sizes(2_000_000, 100_000, (4_000, 5_000), 10_000, 100_000, (10_000, 100_000, 1_000_000))
+QUICK = dataclasses.replace(FULL, pairs=400_000, baseline_pairs=20_000, grid=(1_000, 2_000))
+SMOKE = Sizes(5_000, 1_000, (100, 200), 1_000, 10_000, (10_000,))
+
+
 def timed(action) -> float:
     start = time.perf_counter()
     action()
@@ -38,13 +61,15 @@ def timed(action) -> float:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="400,000 pairs, a 1,000 x 2,000 grid")
+    size.add_argument("--smoke", action="store_true", help="a few thousand pairs and cells: does the script work?")
     parser.add_argument("--master", default="local[2]")
     args = parser.parse_args(argv)
-    rows = 400_000 if args.quick else 2_000_000
-    baseline_rows = 20_000 if args.quick else 100_000
-    principals_n, resources_n = (1_000, 2_000) if args.quick else (4_000, 5_000)
-    acl_count = 10_000
+    sizes = SMOKE if args.smoke else QUICK if args.quick else FULL
+    rows, baseline_rows = sizes.pairs, sizes.baseline_pairs
+    principals_n, resources_n = sizes.grid
+    acl_count = sizes.acls
     authorizer = workload(acl_count)
     # Everyone may read the app topics: the allowed grid below is then most of the cells, to
     # measure how fast allowed pairs are materialized.
@@ -86,7 +111,7 @@ def main(argv=None) -> int:
     python_s = timed(lambda: small.select(slow(*columns).alias("ops")).write.format("noop").mode("overwrite").save())
     arrow_rate, python_rate = rows / arrow_s, baseline_rows / python_s
     by_batch = {}
-    for batch in (10_000, 100_000, 1_000_000):
+    for batch in sizes.batch_rows:
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(batch))
         by_batch[batch] = rows / timed(
             lambda: pairs.select(udf(*columns).alias("ops")).write.format("noop").mode("overwrite").save()
@@ -121,8 +146,8 @@ def main(argv=None) -> int:
           f"(vs the same grid by the Arrow UDF) | {count / factorized_s / 1e6:.2f} M pairs/s ({factorized_s:.1f} s) "
           f"| {count / udf_grid_s / 1e6:.2f} M pairs/s ({udf_grid_s:.1f} s, {cells:,} cells evaluated) "
           f"| {udf_grid_s / factorized_s:.1f}x |")
-    worker_rss = worker_peak_rss(spark, pairs)
-    print(f"\nPython worker peak RSS with the 100,000-ACL index broadcast, after evaluating {rows:,} pairs: "
+    worker_rss = worker_peak_rss(spark, pairs, sizes.rss_acls)
+    print(f"\nPython worker peak RSS with the {sizes.rss_acls:,}-ACL index broadcast, after evaluating {rows:,} pairs: "
           f"{worker_rss:.0f} MiB (target: no Python worker above 2 GB)")
     print("\nArrow batch size (spark.sql.execution.arrow.maxRecordsPerBatch), same UDF and pairs: " + ", ".join(
         f"{batch:,} rows: {rate / 1e6:.2f} M pairs/s" for batch, rate in by_batch.items()))
@@ -130,10 +155,10 @@ def main(argv=None) -> int:
     return 0
 
 
-def worker_peak_rss(spark, pairs) -> float:
-    """The largest peak RSS (MiB) of the Python workers that evaluated ``pairs`` against a
-    100,000-ACL index, each worker reporting its own getrusage."""
-    broadcast = spark.sparkContext.broadcast(grids.compile_acls(workload(100_000)))
+def worker_peak_rss(spark, pairs, acl_count: int) -> float:
+    """The largest peak RSS (MiB) of the Python workers that evaluated ``pairs`` against an
+    index of ``acl_count`` ACLs, each worker reporting its own getrusage."""
+    broadcast = spark.sparkContext.broadcast(grids.compile_acls(workload(acl_count)))
 
     @arrow_udf(IntegerType())
     def peak_rss(principal: pa.Array, host: pa.Array, resource_type: pa.Array, resource_name: pa.Array) -> pa.Array:

@@ -2,6 +2,7 @@
 outside, this tree and another commit side by side (issue "The endpoint under hostile TLS").
 
     python benchmarks/bench_hostile.py [--rev REV] [--only tls,jwks,heavy] [--handshakes N]
+    python benchmarks/bench_hostile.py --quick --handshakes 20 --seconds 0.3   # a smoke run (~10 s): does every run work?
 
 Each run starts ``kafkasec serve`` in its own process (of this tree, and of ``--rev``'s
 worktree) and measures:
@@ -21,6 +22,11 @@ worktree) and measures:
 
 The clients run in this process on their own threads (blocking sockets), so that what they
 measure is not delayed by each other. Prints Markdown tables and the machine.
+
+``--quick`` shortens what makes a run last, for a smoke run whose numbers mean little: the tls
+run's two 3 s pauses become 0.5 s, the jwks attack lasts ``--seconds`` instead of at least 12 s
+(longer than a stalled fetch's 10 s timeout: with less, the answered logins are only those
+refused before the fetch was asked for), and the heavy requests name 2,000 names.
 """
 
 from __future__ import annotations
@@ -242,7 +248,7 @@ def honest_tls_round(port: int, context: ssl.SSLContext) -> None:
             read_frame(tls)
 
 
-def tls_run(tree, directory: Path, handshakes: int) -> dict:
+def tls_run(tree, directory: Path, handshakes: int, settle_s: float = 3.0) -> dict:
     bundle, ca_file = rsa_server_files(directory)
     context = ssl.create_default_context(cafile=str(ca_file))
     context.check_hostname = False
@@ -265,11 +271,11 @@ def tls_run(tree, directory: Path, handshakes: int) -> dict:
                     stalled.append(sock)
                 except OSError:
                     break
-            time.sleep(3.0)  # the server answers every ClientHello it kept
+            time.sleep(settle_s)  # the server answers every ClientHello it kept
             pending_rss, pending_fds = rss_mb(process.pid), open_fds(process.pid)
             for sock in stalled:
                 sock.close()
-            time.sleep(3.0)
+            time.sleep(settle_s)
             stop.set()
             thread.join()
             results[label] = {
@@ -356,7 +362,7 @@ class MetadataProbe:
         self._sock.close()
 
 
-def jwks_run(tree, directory: Path, seconds: float) -> dict:
+def jwks_run(tree, directory: Path, seconds: float, attack_s: float = 12.0) -> dict:
     with silent_http_server() as url:
         properties = {"sasl.enabled.mechanisms": "SCRAM-SHA-256,OAUTHBEARER",
                       "sasl.oauthbearer.jwks.endpoint.url": url,
@@ -366,7 +372,7 @@ def jwks_run(tree, directory: Path, seconds: float) -> dict:
             quiet = alice.phase(seconds)
             stop, loaded = alice.start()
             attackers = [in_thread(timed_loop, stop, lambda: oauthbearer_attempt(port), 0.1) for _ in range(3)]
-            time.sleep(max(seconds, 12.0))  # longer than a stalled fetch's 10 s timeout
+            time.sleep(attack_s)
             stop.set()
             for thread, _ in attackers:
                 thread.join(30)
@@ -378,8 +384,8 @@ def jwks_run(tree, directory: Path, seconds: float) -> dict:
 # --- heavy ---------------------------------------------------------------------------------------
 
 
-def heavy_run(tree, directory: Path, seconds: float) -> dict:
-    names = [f"g{index}" for index in range(HEAVY_NAMES)]
+def heavy_run(tree, directory: Path, seconds: float, name_count: int = HEAVY_NAMES) -> dict:
+    names = [f"g{index}" for index in range(name_count)]
     heavy_frames = {
         "DescribeGroups": request_frame(ApiKey.DESCRIBE_GROUPS, 5, groups=names),
         "Metadata": metadata_frame(names),
@@ -424,7 +430,11 @@ def main() -> int:
     parser.add_argument("--only", default="tls,jwks,heavy")
     parser.add_argument("--handshakes", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run: short pauses, the jwks attack for --seconds, 2,000 names per heavy request")
     args = parser.parse_args()
+    # The jwks attack outlasts a stalled fetch's 10 s timeout, so that its refusals are counted too.
+    settle_s, attack_s, heavy_names = (0.5, args.seconds, 2_000) if args.quick else (3.0, max(args.seconds, 12.0), HEAVY_NAMES)
     print(f"Machine: {machine()}\n")
     only = set(args.only.split(","))
     with contextlib.ExitStack() as stack:
@@ -438,7 +448,7 @@ def main() -> int:
             print("| tree | run | honest client ms p50 / p99 / max | RSS MB idle / pending / after | server fds idle / pending |")
             print("|---|---|---:|---:|---:|")
             for label, tree in trees:
-                for run, measured in tls_run(tree, directory, args.handshakes).items():
+                for run, measured in tls_run(tree, directory, args.handshakes, settle_s).items():
                     print(f"| {label} | {run} | {summary(measured['honest'])} | {measured['idle_rss']:.0f} / "
                           f"{measured['pending_rss']:.0f} / {measured['after_rss']:.0f} | "
                           f"{measured['idle_fds']} / {measured['pending_fds']} |", flush=True)
@@ -448,17 +458,17 @@ def main() -> int:
             print("| tree | Metadata ms quiet p50 / p99 / max | meanwhile | p99 ratio | OAUTHBEARER answered, ms p50 / p99 / max (count) |")
             print("|---|---:|---:|---:|---:|")
             for label, tree in trees:
-                measured = jwks_run(tree, directory, args.seconds)
+                measured = jwks_run(tree, directory, args.seconds, attack_s)
                 print(f"| {label} | {summary(measured['quiet'])} | {summary(measured['loaded'])} | "
                       f"{p99(measured['loaded']) / p99(measured['quiet']):.2f} | {summary(measured['logins'])} "
                       f"({len(measured['logins'])}) |", flush=True)
             print()
         if "heavy" in only:
-            print(f"### Four connections of a user without ACLs sending requests naming {HEAVY_NAMES:,} names\n")
+            print(f"### Four connections of a user without ACLs sending requests naming {heavy_names:,} names\n")
             print("| tree | Metadata ms quiet p50 / p99 / max | during DescribeGroups | during Metadata | heavy requests answered (DescribeGroups / Metadata) |")
             print("|---|---:|---:|---:|---:|")
             for label, tree in trees:
-                measured = heavy_run(tree, directory, args.seconds)
+                measured = heavy_run(tree, directory, args.seconds, heavy_names)
                 print(f"| {label} | {summary(measured['quiet'])} | {summary(measured['DescribeGroups'])} | "
                       f"{summary(measured['Metadata'])} | {len(measured['DescribeGroups heavy'])} / "
                       f"{len(measured['Metadata heavy'])} |", flush=True)

@@ -84,7 +84,10 @@ def main(argv=None) -> int:
             )
         signed = provider.token("alice", lifetime_s=3600)
         validator = JwksValidator(jwks_url, expected_audience=[AUDIENCE], expected_issuer=ISSUER)
-        validator.validate(signed)  # the JWKS is fetched and cached
+        # The validator fetches its JWKS on a thread of its own and refuses tokens until it has it.
+        if not validator.keys.wait_until_known(10):
+            raise RuntimeError(f"the JWKS at {jwks_url} was not fetched within 10 s")
+        validator.validate(signed)
         candidates = {
             "SCRAM-SHA-256": functools.partial(scram_login, plain_and_jwt, "SCRAM-SHA-256"),
             "SCRAM-SHA-512": functools.partial(scram_login, plain_and_jwt, "SCRAM-SHA-512"),
@@ -100,6 +103,7 @@ def main(argv=None) -> int:
             validations = max(validations, per_second(functools.partial(validator.validate, signed), args.seconds))
         plain_and_jwt.close()
         unsecured.close()
+        validator.close()
     print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"{time.strftime('%Y-%m-%d')}; best of {args.rounds} alternating rounds of {args.seconds:g} s.\n")
     print("| login through `KafkaSecurity` | logins/s | ratio to SCRAM-SHA-256 |")

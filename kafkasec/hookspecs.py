@@ -161,6 +161,8 @@ def kafkasec_expand_principal(
     Return an iterable of :class:`~kafkasec.KafkaPrincipal` (or None). Kafka has no such hook:
     ACLs for ``Group:eng`` then apply to ``User:alice`` as if they named her. Super users are
     still matched on the principal itself only. Called on every authorization: keep it cheap.
+    ACL grids (docs/grids.md) call it once per principal, on the driver, with a context from
+    ``0.0.0.0``: answer from the principal alone, or a grid cannot show your expansion.
     """
 
 

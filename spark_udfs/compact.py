@@ -2,8 +2,8 @@
 
 A grid's answer factorizes. A resource's answer depends only on its class: its type and the set
 of patterns that match it. A principal's answer depends only on its class: super user or not,
-the principal if some ACL names it (else it is like anyone unnamed), and its host if some ACL
-names that host. So a grid is
+the principal if some ACL names it, the groups (by principal expansion) that ACLs name (without
+either it is like anyone unnamed), and its host if some ACL names that host. So a grid is
 
 - ``base[resource class, host class]``: the bitfield for principals no ACL names (only
   ``User:*`` ACLs apply to them), evaluated once per block;
@@ -79,6 +79,10 @@ class CompactGrid:
     host_class: np.ndarray  # per principal: its column of ``base``
     class_is_super: np.ndarray  # per principal class
     class_host: np.ndarray  # per principal class: its column of ``base``
+    # Per principal class, the compiled ACLs' ids of the ACL principals whose ACLs apply to it:
+    # its own (SUPER for super users) then its groups', ascending, padded with -1; and its host's.
+    class_members: np.ndarray
+    class_host_id: np.ndarray
     base: np.ndarray  # [resource class, host class]: the answer for principals no ACL names
     supported: np.ndarray  # per resource class: every operation its type supports
     # The exceptions: principal class, resource class, bitfield; sorted by (pc, rc), each pair
@@ -112,19 +116,19 @@ class CompactGrid:
         class_types = distinct_types[representative]
         n_rc = len(representative)
 
-        # Principal classes: (principal id or SUPER, host id); host classes: the host ids seen.
-        principal_ids, is_super = compiled.encode_principals(principal_names)
+        # Principal classes: (its own id or SUPER, its groups' ids, host id); host classes: the host ids seen.
+        member_ids, is_super = compiled.encode_principals(principal_names)
         host_ids = compiled.encode_hosts(hosts)
-        effective = np.where(is_super, _SUPER, principal_ids)
+        member_ids[:, 1:].sort(axis=1)  # a principal's groups as a set
+        member_ids[is_super] = -1
+        member_ids[is_super, 0] = _SUPER
         # For the base only hosts that User:* ACLs name matter; a principal's own host ACLs
         # are found with its exceptions.
         wildcard_hosts = compiled.wildcard_hosts()
         base_hosts = np.where(np.isin(host_ids, wildcard_hosts), host_ids, -1)
         host_values, host_class = np.unique(base_hosts, return_inverse=True)
-        # One int64 key per (principal, host): both ids are at least -2 and below the counts.
-        host_width = int(host_ids.max(initial=-1)) + 2
-        class_keys, principal_class = np.unique((effective - _SUPER) * host_width + host_ids + 1, return_inverse=True)
-        class_pid, class_hid = class_keys // host_width + _SUPER, class_keys % host_width - 1
+        principal_class, class_first = _row_classes(np.column_stack([host_ids, member_ids]))
+        class_members, class_hid = member_ids[class_first], host_ids[class_first]
         class_host = np.searchsorted(host_values, np.where(np.isin(class_hid, wildcard_hosts), class_hid, -1))
 
         # The base: anyone unnamed, per (resource class, host class); its masks are User:*'s,
@@ -138,9 +142,10 @@ class CompactGrid:
         base = compiled.decide(base_allow, base_deny, base_has_acls, np.zeros(n_rc * n_hc, dtype=bool),
                                class_types[rc_grid]).reshape(n_rc, n_hc)
 
-        # Exceptions: named principals, on the resource classes that hold one of their patterns.
-        named = np.flatnonzero(class_pid >= 0)
-        which, pattern, allow, deny = compiled.principal_grants(class_pid[named], class_hid[named])
+        # Exceptions: named principals (or their groups), on the resource classes that hold one
+        # of their patterns; a class's own and its groups' ACLs OR-ed per cell below.
+        named, column = np.nonzero(class_members >= 0)
+        which, pattern, allow, deny = compiled.principal_grants(class_members[named, column], class_hid[named])
         pattern_ptr, pattern_rc = classes_by_pattern(compiled.pattern_count, representative, class_ptr, class_patterns)
         row, at = ranges(pattern_ptr[pattern], pattern_ptr[pattern + 1] - pattern_ptr[pattern])
         cell_keys = named[which[row]] * n_rc + pattern_rc[at]
@@ -167,14 +172,16 @@ class CompactGrid:
             resource_class=resource_class,
             principal_class=principal_class.reshape(-1),
             host_class=host_class.reshape(-1),
-            class_is_super=class_pid == _SUPER,
+            class_is_super=class_members[:, 0] == _SUPER,
             class_host=class_host,
+            class_members=class_members,
+            class_host_id=class_hid,
             base=base,
             supported=supported_masks(class_types),
             exception_pc=exception_pc,
             exception_rc=exception_rc,
             exception_bits=exception_bits,
-            exception_ptr=np.searchsorted(exception_pc, np.arange(len(class_keys) + 1)),
+            exception_ptr=np.searchsorted(exception_pc, np.arange(len(class_first) + 1)),
             compiled=compiled,
         )
 
@@ -235,6 +242,13 @@ class CompactGrid:
                 blocks.append((np.full(len(changed), jp), changed, before[changed], after[changed]))
         columns = [np.concatenate(parts) for parts in zip(*blocks)] if blocks else [np.zeros(0, np.int64)] * 4
         return ChangedBlocks(joint_pc.ravel(), joint_rc.ravel(), *columns)
+
+    def count_changed(self, other: CompactGrid) -> int:
+        """How many cells ``other`` (a grid of the same principals and resources) changes,
+        counted by joint class (:meth:`changed_blocks`)."""
+        changes = self.changed_blocks(other)
+        per_jp, per_jr = np.bincount(changes.joint_pc), np.bincount(changes.joint_rc)
+        return int((per_jp[changes.jp] * per_jr[changes.jr]).sum())
 
     def differences(self, other: CompactGrid, limit: int) -> list[tuple[int, int, int, int]]:
         """The first ``limit`` cells (principal index, resource index, bitfield here, bitfield
@@ -321,6 +335,24 @@ class CompactGrid:
         np.subtract.at(counts, blocks.revoked_rc, per_class[blocks.revoked_pc])
         counts += int(per_class[self.class_is_super].sum()) * blocks.super_allowed
         return counts
+
+    def everyone_class_bits(self) -> np.ndarray:
+        """Per resource class, the operations every principal of the grid may do (int64): the
+        AND of every principal class's cells, read from the base (where some class of a host
+        class has no exception) and the exceptions, within what the type supports (a super
+        user's cells). Nothing for a grid without principals."""
+        n_rc, n_hc = self.base.shape
+        everyone = self.supported.astype(np.int64) * bool(len(self.principals))
+        ordinary = ~self.class_is_super
+        classes_per_host = np.bincount(self.class_host[ordinary], minlength=n_hc)
+        kept = ordinary[self.exception_pc]
+        exception_rc, exception_hc = self.exception_rc[kept], self.class_host[self.exception_pc[kept]]
+        exceptions = np.zeros((n_rc, n_hc), dtype=np.int64)
+        np.add.at(exceptions, (exception_rc, exception_hc), 1)
+        base_applies = (exceptions < classes_per_host) & (classes_per_host > 0)
+        everyone &= np.bitwise_and.reduce(np.where(base_applies, self.base, -1), axis=1)
+        np.bitwise_and.at(everyone, exception_rc, self.exception_bits[kept].astype(np.int64))
+        return everyone
 
     def grants_per_principal_class(self) -> np.ndarray:
         """Per principal class, its (resource, operation) grants summed over the grid's resources."""

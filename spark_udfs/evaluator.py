@@ -18,14 +18,20 @@ answers rows of (principal, host, resource type, resource name) with the int32 b
 
 The cost grows with rows x patterns per resource (usually one to three), not with the number of
 ACLs (that only deepens the binary search), and the principal-specific part stays sparse at
-pattern level. Group expansion by plugins is not applied: this is the standard authorizer's
-answer for the principal as given.
+pattern level.
+
+Principals are expanded as the authorizer expands them (plugins such as ``kafkasec_groupfile``
+add ``Group:eng`` to its members): :class:`PrincipalExpansion` asks the authorizer, on the
+driver, which other ACL principals apply to each principal of a grid, and the compiled ACLs
+carry the answer, so that executors need neither the plugins nor their files. A row's ACLs are
+then its own, its groups' and ``User:*``'s, each on host ``*`` and on its host.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Mapping, Sequence
 
+import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -41,7 +47,8 @@ from kafkasec.acl import (
 )
 from kafkasec.authorizer.index import AclIndex, permitted
 from kafkasec.authorizer.standard import StandardAuthorizer
-from kafkasec.context import canonical_principal, java_host_address
+from kafkasec.context import RequestContext, canonical_principal, java_host_address
+from kafkasec.principals.principal import KafkaPrincipal
 
 _NO_HOST = -1
 
@@ -59,16 +66,50 @@ def ranges(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return which, np.repeat(starts, counts) + offsets
 
 
+EXPANSION_HOST = "0.0.0.0"
+"""The client address of the request context a principal is expanded with: expansion is a
+function of the principal (docs/grids.md), asked once per principal, not per host."""
+
+
+@attrs.frozen
+class PrincipalExpansion:
+    """Which other ACL principals apply to each principal of a grid, as the authorizer's
+    principal expander (the ``kafkasec_expand_principal`` plugins) answers: ``groups[p]`` for
+    every principal ``p`` asked (``Type:name``, as :func:`canonical_principal` writes it), its
+    own ACL name and ``User:*`` left out (an empty tuple: none)."""
+
+    groups: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def of(cls, authorizer: StandardAuthorizer, principals: Iterable[str]) -> PrincipalExpansion:
+        """Ask ``authorizer`` (whose ``principal_expander`` is set) about each distinct principal
+        once, through :meth:`StandardAuthorizer.principal_keys`, the function ``authorize``
+        reads, with a context of the principal from :data:`EXPANSION_HOST`."""
+        groups: dict[str, tuple[str, ...]] = {}
+        for text in dict.fromkeys(principals):
+            principal = KafkaPrincipal.parse(text)
+            own = canonical_principal(principal)
+            if own in groups:
+                continue
+            keys = authorizer.principal_keys(RequestContext(principal, EXPANSION_HOST))
+            groups[own] = tuple(key for key in keys if key != own and key != WILDCARD_PRINCIPAL)
+        return cls(groups)
+
+
 class CompiledAcls:
-    """An ACL index, super users and ``allow.everyone.if.no.acl.found``, compiled for numpy.
+    """An ACL index, super users, ``allow.everyone.if.no.acl.found`` and the expansion of the
+    principals it will be asked about, compiled for numpy.
 
     Build it with :meth:`from_authorizer` (on the driver); it pickles small (arrays and dicts of
     names), so Spark can broadcast it once and each Python worker can keep it.
     """
 
-    def __init__(self, index: AclIndex, super_users: Sequence[str] = (), allow_everyone_if_no_acl_found: bool = False):
+    def __init__(self, index: AclIndex, super_users: Sequence[str] = (), allow_everyone_if_no_acl_found: bool = False,
+                 expansion: PrincipalExpansion | None = None):
         self.super_users = frozenset(super_users)
         self.allow_everyone_if_no_acl_found = bool(allow_everyone_if_no_acl_found)
+        self.expansion = expansion
+        """None when the authorizer expands no principal; else each asked principal's groups."""
         self.acl_count = len(index)
         # Per resource type: literal name -> pattern id, the '*' pattern id, prefix -> id.
         self._literal: dict[int, dict[str, int]] = {}
@@ -76,18 +117,31 @@ class CompiledAcls:
         self._prefixed: dict[int, dict[str, int]] = {}
         principals: dict[str, int] = {}
         hosts: dict[str, int] = {WILDCARD_HOST: 0}
-        grants: list[tuple[int, int, int, int, int]] = []  # principal, host, pattern, allow, deny
+        names_by_kind: dict[tuple, dict[str, int]] = {}  # (resource type, pattern type) -> its table's names
+        grants: tuple[list[int], ...] = ([], [], [], [], [])  # principal, host, pattern, allow, deny
+        principal_of, host_of, pattern_of, allow_of, deny_of = grants
         pattern_count = 0
-        for row in index.export_grants():
-            code = int(row.resource_type)
-            table = self._literal if row.pattern_type is PatternType.LITERAL else self._prefixed
-            ids = table.setdefault(code, {})
-            pattern = ids.get(row.name)
+        # One pass, a dict lookup per field: the report compiles 10,000 ACLs per page it writes.
+        for resource_type, pattern_type, name, principal, host, allow, deny in index.export_grants():
+            ids = names_by_kind.get((resource_type, pattern_type))
+            if ids is None:
+                table = self._literal if pattern_type is PatternType.LITERAL else self._prefixed
+                ids = names_by_kind[(resource_type, pattern_type)] = table.setdefault(int(resource_type), {})
+            pattern = ids.get(name)
             if pattern is None:
-                ids[row.name] = pattern = pattern_count
+                ids[name] = pattern = pattern_count
                 pattern_count += 1
-            p = principals.setdefault(row.principal, len(principals))
-            grants.append((p, hosts.setdefault(row.host, len(hosts)), pattern, row.allow, row.deny))
+            p = principals.get(principal)
+            if p is None:
+                p = principals[principal] = len(principals)
+            h = hosts.get(host)
+            if h is None:
+                h = hosts[host] = len(hosts)
+            principal_of.append(p)
+            host_of.append(h)
+            pattern_of.append(pattern)
+            allow_of.append(allow)
+            deny_of.append(deny)
         for code in set(self._literal) | set(self._prefixed):
             literal = self._literal.setdefault(code, {})
             self._prefixed.setdefault(code, {})
@@ -95,8 +149,13 @@ class CompiledAcls:
                 self._wildcard[code] = literal[WILDCARD_RESOURCE]
         self._principals = principals
         self._hosts = hosts
+        # Per expanded principal, the ids of its groups that some ACL names (the others add nothing).
+        self._group_ids = {} if expansion is None else {
+            principal: tuple(principals[group] for group in groups if group in principals)
+            for principal, groups in expansion.groups.items()
+        }
         self.pattern_count = pattern_count
-        grant_array = np.array(grants, dtype=np.int64).reshape(-1, 5)
+        grant_array = np.array(grants, dtype=np.int64).reshape(5, -1).T
         keys = self._key(grant_array[:, 0], grant_array[:, 1], grant_array[:, 2])
         order = np.argsort(keys, kind="stable")
         self._keys = keys[order]
@@ -105,9 +164,12 @@ class CompiledAcls:
         self._wildcard_principal = principals.get(WILDCARD_PRINCIPAL, -1)
 
     @classmethod
-    def from_authorizer(cls, authorizer: StandardAuthorizer) -> CompiledAcls:
-        """The authorizer's current snapshot, super users and default, compiled."""
-        return cls(authorizer.index, sorted(authorizer.super_users), authorizer.allow_everyone_if_no_acl_found)
+    def from_authorizer(cls, authorizer: StandardAuthorizer, principals: Iterable[str] = ()) -> CompiledAcls:
+        """The authorizer's current snapshot, super users and default, compiled; when it expands
+        principals, with the expansion of ``principals`` (``Type:name``), the only principals the
+        result may then be asked about (:meth:`encode_principals`)."""
+        expansion = None if authorizer.principal_expander is None else PrincipalExpansion.of(authorizer, principals)
+        return cls(authorizer.index, sorted(authorizer.super_users), authorizer.allow_everyone_if_no_acl_found, expansion)
 
     def __repr__(self) -> str:
         return (
@@ -117,8 +179,6 @@ class CompiledAcls:
 
     def _key(self, principal, host, pattern):
         return (principal * len(self._hosts) + host) * max(self.pattern_count, 1) + pattern
-
-    # ------------------------------------------------------------------ classification
 
     # ------------------------------------------------------------------ evaluation
 
@@ -138,8 +198,9 @@ class CompiledAcls:
         return self.evaluate_ids(principal_ids, host_ids, is_super, types, resource_ids, class_ptr, class_patterns)
 
     def evaluate_ids(self, principal_ids, host_ids, is_super, types, resource_ids, class_ptr, class_patterns) -> np.ndarray:
-        """The bitfields of rows given as ids: principal ids (-1: named in no ACL), host ids (-1:
-        named in no ACL), super-user flags, type codes, and resource ids into the CSR
+        """The bitfields of rows given as ids: principal ids (-1: named in no ACL; one per row, or
+        a row of ids per row as :meth:`encode_principals` gives them), host ids (-1: named in no
+        ACL), super-user flags, type codes, and resource ids into the CSR
         ``class_ptr``/``class_patterns`` of pattern ids (as :meth:`classify` makes them)."""
         allow, deny = self.masks_ids(principal_ids, host_ids, resource_ids, class_ptr, class_patterns)
         has_acls = class_ptr[resource_ids + 1] > class_ptr[resource_ids]
@@ -147,8 +208,8 @@ class CompiledAcls:
 
     def masks_ids(self, principal_ids, host_ids, resource_ids, class_ptr, class_patterns) -> tuple[np.ndarray, np.ndarray]:
         """Per row (as :meth:`evaluate_ids` takes them) the allow and deny operation masks (int64)
-        of every ACL that applies: the principal's and ``User:*``'s, on host ``*`` and the row's
-        host, on each pattern of the row's resource."""
+        of every ACL that applies: the principal's (its groups' too) and ``User:*``'s, on host
+        ``*`` and the row's host, on each pattern of the row's resource."""
         rows = len(principal_ids)
         counts = class_ptr[resource_ids + 1] - class_ptr[resource_ids]
         row_of, positions = ranges(class_ptr[resource_ids], counts)
@@ -156,9 +217,9 @@ class CompiledAcls:
         patterns = class_patterns[positions]
         allow = np.zeros(total, dtype=np.int64)
         deny = np.zeros(total, dtype=np.int64)
-        row_principal, row_host = principal_ids[row_of], host_ids[row_of]
+        members, row_host = np.asarray(principal_ids).reshape(rows, -1)[row_of], host_ids[row_of]
         wildcard = np.full(total, self._wildcard_principal, dtype=np.int64)
-        for principal in (row_principal, wildcard):
+        for principal in (*members.T, wildcard):
             for host in (np.zeros(total, dtype=np.int64), row_host):
                 self._or_masks(principal, host, patterns, allow, deny)
         row_allow = np.zeros(rows, dtype=np.int64)
@@ -193,17 +254,54 @@ class CompiledAcls:
         deny[where] |= self._deny[found[hit]]
 
     def encode_principals(self, principals: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-        """Per row: the principal's id (-1 if no ACL names it) and whether it is a super user.
+        """Per row: the ids of the ACL principals whose ACLs apply to it, as one row of a 2-D
+        array (its own id first, then its groups' in the expansion's order; -1 where no ACL
+        names one), and whether it is a super user.
 
         Each distinct principal is read as the authorizer reads a request's (``Type:name``,
         :func:`~kafkasec.context.canonical_principal`), so that the two cannot disagree on it.
+        A principal the expansion did not ask about is a ValueError: its groups are unknown.
         """
         encoded = pc.dictionary_encode(principals)
         distinct = [canonical_principal(principal) for principal in encoded.dictionary.to_pylist()]
-        ids = np.array([self._principals.get(p, -1) for p in distinct] or [0], dtype=np.int64)
+        own = np.array([self._principals.get(p, -1) for p in distinct] or [0], dtype=np.int64)
+        groups = [] if self.expansion is None else [self._groups_of(p) for p in distinct]
+        ids = np.full((len(own), 1 + max(map(len, groups), default=0)), -1, dtype=np.int64)
+        ids[:, 0] = own
+        for row, group_ids in enumerate(groups):
+            if group_ids:
+                ids[row, 1:1 + len(group_ids)] = group_ids
         supers = np.array([p in self.super_users for p in distinct] or [False])
         indices = encoded.indices.to_numpy(zero_copy_only=False)
         return ids[indices], supers[indices]
+
+    def _groups_of(self, principal: str) -> tuple[int, ...]:
+        found = self._group_ids.get(principal)
+        if found is None:
+            raise ValueError(
+                f"{principal} was not expanded: these ACLs apply to principals through the plugins that expand "
+                "them, and were compiled with the groups of other principals (compile them with this one, as "
+                "CompiledAcls.from_authorizer(authorizer, principals) or the grid's principals= do)"
+            )
+        return found
+
+    def principal_names(self) -> list[str]:
+        """The ACL principals (``Type:name``) that ACLs name, by id."""
+        return list(self._principals)
+
+    def host_names(self) -> list[str]:
+        """The hosts that ACLs name, by id (``*`` is 0)."""
+        return list(self._hosts)
+
+    def patterns(self) -> tuple[list[int], list[bool], list[str]]:
+        """The patterns that have ACLs, by id: their resource type codes, whether each is
+        PREFIXED (else LITERAL), their names."""
+        codes, prefixed, names = [0] * self.pattern_count, [False] * self.pattern_count, [""] * self.pattern_count
+        for is_prefix, tables in ((False, self._literal), (True, self._prefixed)):
+            for code, ids in tables.items():
+                for name, pattern in ids.items():
+                    codes[pattern], prefixed[pattern], names[pattern] = code, is_prefix, name
+        return codes, prefixed, names
 
     def encode_hosts(self, hosts: pa.Array) -> np.ndarray:
         """Per row: the host's id (-1 if no ACL names it).
@@ -222,6 +320,11 @@ class CompiledAcls:
         """The id of the pattern (type, name, LITERAL or PREFIXED), or None if it has no ACLs."""
         table = self._prefixed if prefixed else self._literal
         return table.get(int(resource_type), {}).get(name)
+
+    def short_prefixes(self, max_length: int) -> np.ndarray:
+        """The ids of the PREFIXED patterns of at most ``max_length`` characters."""
+        return np.array([pattern for prefixes in self._prefixed.values() for prefix, pattern in prefixes.items()
+                         if len(prefix) <= max_length], dtype=np.int64)
 
     def principal_id(self, principal: str) -> int:
         """The id of a principal (``Type:name``) that ACLs name, else -1."""

@@ -1,7 +1,8 @@
 // The audit report's explorer (spark_udfs/report.py inlines this file into each page).
 // The page carries the whole compact grid (class tables, base, exceptions) and every ACL with
 // its pattern; each view is computed from them, exactly: counts by class, rows only for the
-// page shown. The view's state lives in the address's hash so that it can be shared or tested.
+// page shown. It opens on the findings (computed on the driver, with links to their rows). The
+// view's state lives in the address's hash so that it can be shared or tested.
 "use strict";
 (function () {
   const data = JSON.parse(document.getElementById("data").textContent);
@@ -13,7 +14,9 @@
   }
   const g = data.grid;
   const P = data.principals.length, R = data.resources.length;
-  const pc = unpack(g.pc, Int32Array), pid = unpack(g.pid, Int32Array), hid = unpack(g.hid, Int32Array);
+  // Per principal, the ids of the ACL principals that apply to it (its own, then its groups'), W a row.
+  const pc = unpack(g.pc, Int32Array), members = unpack(g.members, Int32Array), hid = unpack(g.hid, Int32Array);
+  const W = g.member_width;
   const rc = unpack(g.rc, Int32Array), rtype = unpack(g.resource_type, Uint8Array);
   const classSuper = unpack(g.class_super, Uint8Array), classHost = unpack(g.class_host, Int32Array);
   const H = g.host_classes, base = unpack(g.base, Uint16Array), supported = unpack(g.supported, Uint16Array);
@@ -25,9 +28,22 @@
     ptr: unpack(data.acls.pattern_ptr, Int32Array), principal: unpack(data.acls.principal, Int32Array),
     host: unpack(data.acls.host, Int32Array), allow: unpack(data.acls.allow, Uint16Array),
   };
+  // Each ACL's pattern (the ACLs are listed by pattern; -1: none), for the pairs one ACL bears on.
+  acl.pattern = new Int32Array(acl.principal.length).fill(-1);
+  for (let t = 0; t + 1 < acl.ptr.length; t++) acl.pattern.fill(t, acl.ptr[t], acl.ptr[t + 1]);
+  acl.operation = unpack(data.acls.operation, Uint8Array);
+  acl.isAllow = unpack(data.acls.is_allow, Uint8Array);
+  const aclPatterns = { type: unpack(data.acl_patterns.type, Uint8Array), prefixed: unpack(data.acl_patterns.prefixed, Uint8Array) };
+  // An ACL as one line, as kafkasec.authorizer.decision.acl_text writes it (the tests hold the two alike).
+  function aclText(a) {
+    const t = acl.pattern[a];
+    return `${acl.isAllow[a] ? "ALLOW" : "DENY"} ${data.acl_principals[acl.principal[a]]} from host ${data.acl_hosts[acl.host[a]]} ` +
+      `${data.names.operation[acl.operation[a]]} on ${data.names.resource_type[aclPatterns.type[t]]} ` +
+      `${aclPatterns.prefixed[t] ? "PREFIXED" : "LITERAL"} '${data.acl_patterns.name[t]}'`;
+  }
   const summary = data.summary;
   const grants = unpack(summary.grants, Float64Array), everyone = unpack(summary.everyone, Float64Array);
-  const beyond = unpack(summary.beyond, Float64Array), readable = unpack(summary.readable, Int32Array);
+  const beyond = unpack(summary.beyond, Float64Array), everyoneMay = unpack(summary.everyone_may, Uint16Array);
   // The exceptions by resource class too (a column's), and each one's principal class.
   const excPc = new Int32Array(nExc);
   for (let p = 0; p < nPc; p++) excPc.fill(p, excPtr[p], excPtr[p + 1]);
@@ -46,6 +62,8 @@
   const everyIndex = (n) => Int32Array.from({ length: n }, (_, i) => i);
   const allPrincipals = everyIndex(P), allResources = everyIndex(R);
   const fmt = (n) => Number(n).toLocaleString("en-US");
+  // "1 pair", "2 pairs"; nouns ending in s, x or ss take "es", "class" too.
+  const plural = (n, noun) => `${fmt(n)} ${noun}${n === 1 ? "" : /(s|x)$/.test(noun) ? "es" : "s"}`;
   const PAGE_ROWS = 100, MAX_PAGE_ROWS = 5000, EXPORT_LIMIT = 1000000;
   const $ = (id) => document.getElementById(id);
   const element = (tag, text, attributes) => {
@@ -170,9 +188,23 @@
   // ---------------------------------------------------------------- why: the ACL behind a grant
   // Kafka's rules over the ACLs of the resource's patterns (its class's): a super user is
   // allowed by super.users; a resource no ACL matches by allow.everyone.if.no.acl.found; else
-  // by the ALLOW ACLs whose principal is the principal's or User:*, whose host is * or the
-  // principal's, and whose operation implies this one (the cell's answer already says no DENY
-  // takes it away).
+  // by the ALLOW ACLs whose principal is the principal's, one of its groups' (principal
+  // expansion) or User:*, whose host is * or the principal's, and whose operation implies this
+  // one (the cell's answer already says no DENY takes it away).
+  function appliesTo(i, principal) {
+    if (principal === data.wildcard_principal) return true;
+    for (let k = i * W; k < (i + 1) * W; k++) if (members[k] >= 0 && members[k] === principal) return true;
+    return false;
+  }
+  // The group through which an ACL of principal applies to principal i ("" for its own or User:*'s).
+  function through(i, principal) {
+    return principal !== members[i * W] && principal !== data.wildcard_principal ? data.acl_principals[principal] : "";
+  }
+  function groupsOf(i) {
+    const names = [];
+    for (let k = i * W + 1; k < (i + 1) * W; k++) if (members[k] >= 0) names.push(data.acl_principals[members[k]]);
+    return names;
+  }
   function explain(i, j, op) {
     if (classSuper[pc[i]]) return { rule: "super_user", acls: [] };
     const r = rc[j];
@@ -183,7 +215,7 @@
       for (let a = acl.ptr[pattern]; a < acl.ptr[pattern + 1]; a++) {
         if (!((acl.allow[a] >> op) & 1)) continue;
         const principal = acl.principal[a], host = acl.host[a];
-        if (!(principal === data.wildcard_principal || (pid[i] >= 0 && principal === pid[i]))) continue;
+        if (!appliesTo(i, principal)) continue;
         if (!(host === 0 || (hid[i] >= 0 && host === hid[i]))) continue;
         found.push(a);
       }
@@ -240,14 +272,18 @@
   }
 
   // ---------------------------------------------------------------- state in the hash
-  const KEYS = ["view", "p", "r", "q", "type", "op", "kind", "change", "own", "by", "sort", "page", "size", "principal", "resource"];
+  const KEYS = ["view", "p", "r", "q", "type", "op", "kind", "change", "own", "by", "sort", "page", "size", "principal", "resource",
+    "finding", "acl"];
   function readState() {
     const params = new URLSearchParams(location.hash.slice(1));
     const state = {};
     for (const key of KEYS) state[key] = params.get(key) || "";
     state.page = Math.max(0, parseInt(state.page, 10) || 0);
     state.size = Math.min(MAX_PAGE_ROWS, Math.max(1, parseInt(state.size, 10) || PAGE_ROWS));
-    if (!state.view) state.view = state.principal ? "principal" : state.resource ? "resource" : "grid";
+    // Without a view: a principal's or resource's drill-down, the grid's rows for its filters,
+    // else the findings (the page opens on them).
+    const filtered = KEYS.some((key) => key !== "view" && params.get(key));
+    if (!state.view) state.view = state.principal ? "principal" : state.resource ? "resource" : filtered ? "grid" : "findings";
     return state;
   }
   function writeState(changes) {
@@ -256,7 +292,7 @@
     for (const key of KEYS) {
       const value = state[key];
       if (value === "" || value === null || value === undefined) continue;
-      if ((key === "page" && value === 0) || (key === "size" && value === PAGE_ROWS) || (key === "view" && value === "grid")) continue;
+      if ((key === "page" && value === 0) || (key === "size" && value === PAGE_ROWS)) continue;
       params.set(key, value);
     }
     history.replaceState(null, "", "#" + params.toString());
@@ -265,26 +301,35 @@
   function query(state) {
     return { mask: state.op === "" ? ALL_OPS : 1 << Number(state.op), own: state.own === "1", change: state.change };
   }
+  // With acl=k: only the principals ACL k applies to (its own, through a group, or all for
+  // User:*; from its host) and the resources its pattern matches.
+  const aclOf = (state) => state.acl === "" ? -1 : Number(state.acl);
   function chosenPrincipals(state) {
-    const needle = state.p.toLowerCase();
-    if (!needle && !state.kind) return allPrincipals;
+    const needle = state.p.toLowerCase(), a = aclOf(state);
+    if (!needle && !state.kind && a < 0) return allPrincipals;
     const wantSuper = state.kind === "super";
     const chosen = [];
     for (let i = 0; i < P; i++) {
       if (state.kind && Boolean(classSuper[pc[i]]) !== wantSuper) continue;
       if (needle && !lowerPrincipals[i].includes(needle)) continue;
+      if (a >= 0 && !(appliesTo(i, acl.principal[a]) && (acl.host[a] === 0 || acl.host[a] === hid[i]))) continue;
       chosen.push(i);
     }
     return Int32Array.from(chosen);
   }
+  function matchesPattern(j, pattern) {
+    for (let t = patPtr[rc[j]]; t < patPtr[rc[j] + 1]; t++) if (patterns[t] === pattern) return true;
+    return false;
+  }
   function chosenResources(state, among) {
-    const needle = state.r.toLowerCase();
+    const needle = state.r.toLowerCase(), a = aclOf(state);
     const type = state.type === "" ? -1 : data.types.indexOf(state.type);
-    if (!needle && type < 0 && !among) return allResources;
+    if (!needle && type < 0 && !among && a < 0) return allResources;
     const chosen = [];
     for (const j of among || allResources) {
       if (type >= 0 && rtype[j] !== type) continue;
       if (needle && !lowerResources[j].includes(needle)) continue;
+      if (a >= 0 && !matchesPattern(j, acl.pattern[a])) continue;
       chosen.push(j);
     }
     return Int32Array.from(chosen);
@@ -295,6 +340,10 @@
     const anchor = element("a", text, { href: "#" });
     anchor.addEventListener("click", (event) => { event.preventDefault(); writeState(Object.assign({ page: 0 }, changes)); });
     return anchor;
+  }
+  // A link to a view as a finding names it: every other filter cleared.
+  function rowsLink(text, rows) {
+    return link(text, Object.assign(Object.fromEntries(KEYS.map((key) => [key, ""])), rows));
   }
   function badges(bits, everyoneBits, className) {
     const cell = element("td");
@@ -342,8 +391,8 @@
   // Which controls each view reads.
   const CONTROLS = {
     grid: ["p", "r", "type", "op", "kind", "own", "by", "export"], principal: ["r", "type", "op", "own", "export"],
-    resource: ["p", "op", "kind", "own", "export"], privilege: ["p", "kind", "sort"], readable: ["r"],
-    shadowed: ["q"], whatif: ["p", "r", "type", "op", "kind", "change", "export"],
+    resource: ["p", "op", "kind", "own", "export"], privilege: ["p", "kind", "sort"], everyone: ["r", "type", "op"],
+    shadowed: ["q"], whatif: ["p", "r", "type", "op", "kind", "change", "export"], findings: [], finding: [],
   };
 
   let current = null; // the view's rows producer, for the export
@@ -359,11 +408,11 @@
     grid(state) {
       const q = query(state), byResource = state.by === "resource";
       const principals = chosenPrincipals(state), resources = chosenResources(state);
-      $("title").textContent = "Who can do what";
+      $("title").textContent = "Who can do what" + (aclOf(state) >= 0 ? `, where ${aclText(aclOf(state))} applies` : "");
       const produce = (offset, limit) => gridRows(principals, resources, q, offset, limit, byResource);
       const { total } = produce(0, 0);
       const { rows } = produce(pager(state, total), state.size);
-      $("count").textContent = `${fmt(total)} of ${fmt(gridTotal)} allowed pairs` + (q.own ? " with operations beyond anyone's" : "");
+      $("count").textContent = `${fmt(total)} of ${plural(gridTotal, "allowed pair")}` + (q.own ? " with operations beyond anyone's" : "");
       table(["principal", "host", "resource type", "resource", "operations"], rows.map(([i, j, bits, b]) =>
         [principalCell(i), data.hosts[i], data.types[rtype[j]], resourceCell(j), badges(shown(bits, b, q), b)]));
       current = cellExport(total, produce, q);
@@ -376,19 +425,60 @@
       const key = state.sort === "grants" ? (i) => -grants[i] : state.sort === "name" ? null : (i) => -beyond[i];
       if (key) chosen.sort((a, b) => key(a) - key(b) || a - b);
       const offset = pager(state, chosen.length);
-      $("count").textContent = `${fmt(chosen.length)} principals; ${fmt(summary.super_users.length)} super users`;
+      const inGrid = summary.super_users.length, configured = data.provenance.super_users.length;
+      $("count").textContent = `${plural(chosen.length, "principal")}; ${plural(configured, "super user")} in super.users` +
+        (inGrid === configured ? "" : `, ${fmt(inGrid)} of them among these principals`);
       note("Grants: resource x operation pairs allowed. \"Anyone's\": what any principal from the same host may do (User:* ACLs, allow.everyone.if.no.acl.found). \"Beyond anyone's\": the rest, the principal's own privilege. Super users are labelled: they may do everything, whatever the ACLs say.");
       table(["principal", "host", "grants", "anyone's", "beyond anyone's"], chosen.slice(offset, offset + state.size).map((i) =>
         [principalCell(i), data.hosts[i], fmt(grants[i]), fmt(everyone[i]), fmt(beyond[i])]));
       current = null;
     },
-    readable(state) {
-      $("title").textContent = "Topics every principal of the grid may read";
-      const chosen = chosenResources(state, readable);
+    everyone(state) {
+      $("title").textContent = "What every principal of the grid may do";
+      const mask = query(state).mask;
+      const chosen = chosenResources(state, allResources.filter((j) => everyoneMay[j] & mask));
       const offset = pager(state, chosen.length);
-      $("count").textContent = `${fmt(chosen.length)} of ${fmt(readable.length)} topics`;
-      table(["topic", "why"], Array.from(chosen.slice(offset, offset + state.size)).map((j) => [resourceCell(j),
+      $("count").textContent = plural(chosen.length, "resource");
+      note("Every principal of this grid may do these operations on these resources: User:* ACLs, or no ACL at all with allow.everyone.if.no.acl.found=true (or ACLs of every principal, rarely).");
+      table(["resource type", "resource", "operations", "why"], Array.from(chosen.slice(offset, offset + state.size)).map((j) => [
+        data.types[rtype[j]], resourceCell(j), badges(everyoneMay[j] & mask, 0),
         patPtr[rc[j]] === patPtr[rc[j] + 1] ? "no ACL matches it: allow.everyone.if.no.acl.found=true" : "ACLs for User:* (open it to see which)"]));
+      current = null;
+    },
+    findings() {
+      $("title").textContent = "Findings: what an auditor checks first";
+      $("count").textContent = plural(data.findings.filter((finding) => finding.count).length, "finding") + " with something to look at";
+      table(["finding", "count", "Kafka's rule, and why it matters"], data.findings.map((finding) => {
+        const cell = element("td");
+        cell.appendChild(rowsLink(finding.title, finding.rows));
+        cell.dataset.finding = finding.key;
+        const count = element("td", plural(finding.count, finding.noun), { class: "finding-count" + (finding.count ? "" : " zero") });
+        return [cell, count, finding.rule + (finding.note ? " " + finding.note : "")];
+      }));
+      current = null;
+    },
+    finding(state) {
+      const finding = data.findings.find((candidate) => candidate.key === state.finding);
+      if (!finding) { $("title").textContent = "No such finding"; table([], []); current = null; return; }
+      $("title").textContent = finding.title;
+      $("count").textContent = plural(finding.count, finding.noun);
+      note(finding.rule);
+      if (finding.note) note(finding.note);
+      if (finding.count > finding.items.length && finding.items.length) note(`The first ${fmt(finding.items.length)} are listed.`);
+      const acls = unpack(finding.acls, Int32Array), resources = unpack(finding.resources, Int32Array);
+      if (acls.length) {
+        const offset = pager(state, acls.length);
+        table(["ACL", "ACL id", "source", "rows"], Array.from(acls.slice(offset, offset + state.size)).map((a) =>
+          [aclText(a), data.acls.id[a], data.acls.source[a], rowsLink("show", { view: "grid", acl: String(a) })]));
+      } else if (resources.length) {
+        const offset = pager(state, resources.length);
+        table(["resource type", "resource"], Array.from(resources.slice(offset, offset + state.size)).map((j) =>
+          [data.types[rtype[j]], resourceCell(j)]));
+      } else {
+        const offset = pager(state, finding.items.length);
+        table([...finding.columns, "rows"], finding.items.slice(offset, offset + state.size).map(([cells, rows]) =>
+          [...cells, rowsLink("show", rows)]));
+      }
       current = null;
     },
     shadowed(state) {
@@ -396,7 +486,7 @@
       const needle = state.q.toLowerCase();
       const chosen = summary.shadowed.filter(([allow, , denies]) => !needle || [allow, ...denies].some((text) => text.toLowerCase().includes(needle)));
       const offset = pager(state, chosen.length);
-      $("count").textContent = `${fmt(summary.shadowed_count)} ALLOW ACLs allow their operation on none of the grid's resources they match`;
+      $("count").textContent = `${plural(summary.shadowed_count, "ALLOW ACL")} ${summary.shadowed_count === 1 ? "allows its" : "allow their"} operation on none of the grid's resources ${summary.shadowed_count === 1 ? "it matches" : "they match"}`;
       if (summary.shadowed_count > summary.shadowed.length) {
         note(`This page lists the first ${fmt(summary.shadowed.length)} (by principal, resource and operation); spark_udfs.report.audit_summaries() returns all ${fmt(summary.shadowed_count)}.`);
       }
@@ -410,11 +500,21 @@
       const added = data.whatif.added, removed = data.whatif.removed;
       note(`ACLs added (${fmt(added.length)}): ` + (added.join("; ") || "none"));
       note(`ACLs removed (${fmt(removed.length)}): ` + (removed.join("; ") || "none"));
+      // Each added or removed ACL, marked with what it changes or why it changes nothing.
+      for (const mark of data.whatif.marks) {
+        const what = mark.pairs ? `changes ${plural(mark.pairs, "pair")}` : `changes nothing: ${mark.reason}`;
+        const line = element("p", `${mark.change} ${mark.acl}: ${what}`, { class: "mark" + (mark.pairs ? "" : " nothing") });
+        line.dataset.change = mark.change;
+        line.dataset.pairs = String(mark.pairs);
+        $("notes").appendChild(line);
+      }
+      const unmarked = added.length + removed.length - data.whatif.marks.length;
+      if (unmarked > 0) note(`${plural(unmarked, "more ACL")} not marked one by one (the first ${fmt(data.whatif.marks.length)} are: each costs two grids of its pairs).`);
       const q = query(state), principals = chosenPrincipals(state), resources = chosenResources(state);
       const produce = (offset, limit) => changeRows(principals, resources, q, offset, limit);
       const { total } = produce(0, 0);
       const { rows } = produce(pager(state, total), state.size);
-      $("count").textContent = `${fmt(total)} of ${fmt(data.whatif.pairs)} changed pairs`;
+      $("count").textContent = `${fmt(total)} of ${plural(data.whatif.pairs, "changed pair")}`;
       table(["principal", "host", "resource", "before", "after", "gained", "lost"], rows.map(([i, j, before, after]) =>
         [principalCell(i), data.hosts[i], `${data.types[rtype[j]]} ${data.resources[j]}`, badges(before, 0), badges(after, 0),
           badges(after & ~before, 0, "gained"), badges(before & ~after, 0, "lost")]));
@@ -430,27 +530,32 @@
     const q = query(state);
     const principals = byPrincipal ? Int32Array.of(index) : chosenPrincipals(state);
     const resources = byPrincipal ? chosenResources(state) : Int32Array.of(index);
+    const groups = byPrincipal ? groupsOf(index) : [];
     $("title").textContent = byPrincipal
       ? `What ${data.principals[index]} from ${data.hosts[index]} may do, and which ACL grants it`
       : `Who may do what on ${data.types[rtype[index]]} ${data.resources[index]}, and which ACL grants it`;
+    const expanders = data.provenance.principal_expansion.join(", ");
+    if (groups.length) note(`${data.principals[index]} is a member of ${groups.join(", ")} (principal expansion${expanders ? " by " + expanders : ""}): their ACLs apply to it.`);
     const produce = (offset, limit) => gridRows(principals, resources, q, offset, limit, !byPrincipal);
     const { total } = produce(0, 0);
     const { rows } = produce(pager(state, total), state.size);
-    $("count").textContent = `${fmt(total)} ${byPrincipal ? "resources" : "principals"} with grants` +
+    $("count").textContent = `${plural(total, byPrincipal ? "resource" : "principal")} with grants` +
       (byPrincipal && classSuper[pc[index]] ? ": a super user, allowed everything by super.users" : "");
     const lines = [];
     for (const [i, j, bits, b] of rows) {
       for (const op of opsOf(shown(bits, b, q))) {
         const why = explain(i, j, op);
         const found = why.acls;
-        const texts = found.map((a) => data.acls.text[a]).join("\n") || (why.rule === "super_user" ? "super.users"
+        const texts = found.map(aclText).join("\n") || (why.rule === "super_user" ? "super.users"
           : why.rule === "no_acl_found" ? "allow.everyone.if.no.acl.found=true" : "not found here: " + checkCommand(i, j, op));
+        const via = [...new Set(found.map((a) => through(i, acl.principal[a])).filter(Boolean))];
         lines.push([byPrincipal ? resourceCell(j) : principalCell(i), byPrincipal ? data.types[rtype[j]] : data.hosts[i],
           opNames[op] + (b & (1 << op) ? " (anyone's)" : ""), why.rule, found.map((a) => data.acls.id[a]).join("\n"),
-          found.map((a) => data.acls.source[a]).join("\n"), texts]);
+          found.map((a) => data.acls.source[a]).join("\n"), texts, via.join("\n")]);
       }
     }
-    table([byPrincipal ? "resource" : "principal", byPrincipal ? "resource type" : "host", "operation", "rule", "ACL id", "source", "ACL"], lines);
+    table([byPrincipal ? "resource" : "principal", byPrincipal ? "resource type" : "host", "operation", "rule", "ACL id", "source", "ACL",
+      "through"], lines);
     current = cellExport(total, produce, q);
   }
 
@@ -476,7 +581,7 @@
   const gridTotal = gridRows(allPrincipals, allResources, { mask: ALL_OPS, own: false }, 0, 0, false).total;
   function render() {
     const state = readState();
-    const view = views[state.view] ? state.view : "grid";
+    const view = views[state.view] ? state.view : "findings";
     for (const key of ["p", "r", "q", "type", "op", "kind", "change", "by", "sort"]) $(key).value = state[key];
     $("own").checked = state.own === "1";
     const wanted = new Set(CONTROLS[view]);

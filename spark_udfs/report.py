@@ -8,19 +8,23 @@ principal may do, how many pairs a search holds, page by page; and which ACL gra
 by Kafka's matching rules over the ACLs of the resource's patterns. Nothing is sampled: a grid of
 10^9 pairs is a few megabytes of class tables, where its allowed pairs would be gigabytes.
 
-The summaries are read from the class tables too (no cell is materialized):
+The page opens on its provenance (:mod:`spark_udfs.provenance`: what was audited, how, and a
+digest of the ACLs) and its findings (:mod:`spark_udfs.findings`: what an auditor checks first,
+each with its count and its rows). The summaries are read from the class tables too (no cell is
+materialized):
 
 - the principals by privilege: their grants (resource x operation), how many of them every
   principal from that host has anyway (``User:*`` ACLs, ``allow.everyone.if.no.acl.found``) and
   how many are their own; super users labelled;
-- the topics every principal of the grid may READ, and why (a ``User:*`` ACL or no ACL at all);
+- what every principal of the grid may do, per resource and operation, and why;
 - ALLOW ACLs shadowed by DENY: grants that allow their operation on none of the grid's
   resources they match, each with the DENY ACLs that take it away; at most
   :data:`MAX_SHADOWED` listed, in a stable order, with the count of all.
 
-With ``after`` (the ACLs after a change), the what-if: the ACLs added and removed, and every pair
-whose operations change, compared by joint class (:meth:`CompactGrid.changed_blocks`) and
-carried the same way.
+With ``after`` (the ACLs after a change), the what-if (:mod:`spark_udfs.whatif`): the ACLs added
+and removed, each marked with what it changes or why it changes nothing, and every pair whose
+operations change, compared by joint class (:meth:`CompactGrid.changed_blocks`) and carried the
+same way.
 """
 
 from __future__ import annotations
@@ -34,21 +38,16 @@ from typing import Sequence
 import attrs
 import numpy as np
 
-from kafkasec.acl import (
-    BITFIELD_OPERATIONS,
-    WILDCARD_PRINCIPAL,
-    AclOperation,
-    AclPermissionType,
-    PatternType,
-    ResourceType,
-)
-from kafkasec.authorizer.decision import acl_text
-from kafkasec.authorizer.index import acl_masks
+from kafkasec.acl import BITFIELD_OPERATIONS, WILDCARD_PRINCIPAL, AclOperation, ResourceType
+from kafkasec.authorizer.index import gc_paused
+from spark_udfs.acl_table import AclTable, acl_table
 from spark_udfs.compact import CompactGrid, classes_by_pattern
-from spark_udfs.evaluator import CompiledAcls, ranges, string_column
+from spark_udfs.evaluator import CompiledAcls, ranges
+from spark_udfs.findings import findings
+from spark_udfs.provenance import Provenance
 from spark_udfs.rules import standard_authorizer
+from spark_udfs.whatif import what_if
 
-_READ = 1 << AclOperation.READ
 MAX_SHADOWED = 1_000
 """The shadowed grants the page lists at most (all are counted): a state where every grant is
 shadowed would otherwise carry every ACL twice."""
@@ -72,18 +71,23 @@ class ShadowedGrant:
 
 def _grid_of(authorizer, principals, resources, compact: CompactGrid | None) -> CompactGrid:
     if compact is None:
-        return CompactGrid.build(CompiledAcls.from_authorizer(authorizer), list(principals), list(resources))
+        compiled = CompiledAcls.from_authorizer(authorizer, [principal for principal, _ in principals])
+        return CompactGrid.build(compiled, list(principals), list(resources))
     if compact.principals != list(principals) or compact.resources != list(resources):
         raise ValueError("the compact grid is of other principals or resources than the report's")
     return compact
 
 
+# Building a report allocates hundreds of thousands of small acyclic objects (per ACL, principal
+# and resource): the cyclic collector is paused, as for an index snapshot, rather than walk every
+# object in memory several times a report.
+@gc_paused()
 def audit_summaries(acls, principals: Sequence[tuple[str, str]], resources: Sequence[tuple[object, str]], *,
-                    compact: CompactGrid | None = None, top: int = 20) -> dict:
+                    compact: CompactGrid | None = None, provenance: Provenance | None = None, top: int = 20) -> dict:
     """The report's numbers, as plain data (also what the page shows). ``acls`` is a
     KafkaSecurity or StandardAuthorizer (see :func:`spark_udfs.rules.standard_authorizer`);
     ``compact``, the grid of exactly these principals and resources under these ACLs, is built
-    when not given."""
+    when not given; ``provenance`` (what was audited), read from ``acls`` when not given."""
     authorizer = standard_authorizer(acls)
     compact = _grid_of(authorizer, principals, resources, compact)
     grants, everyone, beyond = _privilege(compact)
@@ -93,10 +97,10 @@ def audit_summaries(acls, principals: Sequence[tuple[str, str]], resources: Sequ
     order = np.lexsort((np.arange(len(principals)), -grants, -beyond))
     ordinary = order[~is_super[order]]
     most_privileged = [(principals[i][0], principals[i][1], int(grants[i])) for i in ordinary[:top].tolist()]
-    everyone_reads = compact.principals_allowed(_READ)[compact.resource_class] == len(principals)
-    readable = np.flatnonzero(everyone_reads & (compact.resource_types == ResourceType.TOPIC))
+    everyone_may = compact.everyone_class_bits()[compact.resource_class]
     table = acl_table(authorizer, compact.compiled)
     shadowed = shadowed_grants(authorizer, compact, table)
+    provenance = Provenance.of(acls, len(principals), len(resources)) if provenance is None else provenance
     return {
         "compact": compact,
         "grant_counts": grants,  # per principal: its (resource, operation) grants
@@ -104,10 +108,11 @@ def audit_summaries(acls, principals: Sequence[tuple[str, str]], resources: Sequ
         "beyond_everyone_counts": beyond,  # per principal: grants anyone from its host lacks
         "most_privileged": most_privileged,
         "super_users": sorted({principals[i] for i in np.flatnonzero(is_super).tolist()}),
-        "readable_by_everyone": sorted(resources[j][1] for j in readable.tolist()),
-        "readable_indices": readable,
+        "everyone_may": everyone_may,  # per resource: the operations every principal of the grid may do
         "shadowed": shadowed,
         "acl_table": table,
+        "provenance": provenance,
+        "findings": findings(compact, table, provenance, len(shadowed), everyone_may),
     }
 
 
@@ -159,14 +164,11 @@ def shadowed_grants(acls, compact: CompactGrid, table: AclTable | None = None) -
         want = int(np.bitwise_or.reduce(compact.supported[candidates])) if table.operation[k] == AclOperation.ALL else 1 << int(table.operation[k])
         patterns = np.unique(np.concatenate([compact.class_patterns[compact.class_ptr[d]:compact.class_ptr[d + 1]]
                                              for d in compact.representative[candidates].tolist()]))
-        denies = sorted(
-            table.text[d] for d in table.on_patterns(patterns).tolist()
-            if table.deny[d] & want and table.principal[d] in (table.principal[k], wildcard)
-            and table.host[d] in (0, table.host[k])
-        )
+        denies = sorted(table.text(d) for d in table.applying(patterns, [table.principal[k]], table.host[k], wildcard).tolist()
+                        if table.deny[d] & want)
         stored = table.stored[k]
         shadowed.append((_acl_order(stored.binding), ShadowedGrant(
-            table.text[k], stored.acl_id, tuple(denies[:MAX_DENIES_NAMED]), max(0, len(denies) - MAX_DENIES_NAMED))))
+            table.text(k), stored.acl_id, tuple(denies[:MAX_DENIES_NAMED]), max(0, len(denies) - MAX_DENIES_NAMED))))
     return [grant for _, grant in sorted(shadowed, key=lambda item: item[0])]
 
 
@@ -176,64 +178,21 @@ def _acl_order(binding) -> tuple:
             entry.operation.name, entry.host, entry.permission_type.name)
 
 
-@attrs.frozen
-class AclTable:
-    """Every stored ACL of an authorizer, as columns indexed alike, with the ids a CompiledAcls
-    gives its pattern, principal and host (-1 where it has none), sorted by pattern: what the
-    page matches a cell's answer against to name the ACL behind it."""
-
-    stored: list
-    text: list[str]
-    pattern: np.ndarray
-    principal: np.ndarray
-    host: np.ndarray
-    operation: np.ndarray
-    is_allow: np.ndarray  # ALLOW (else DENY)
-    allow: np.ndarray  # the operations it allows (implied ones included), as a bitfield
-    deny: np.ndarray  # the operations it denies
-    pattern_ptr: np.ndarray  # CSR: the ACLs of pattern p are [pattern_ptr[p], pattern_ptr[p + 1])
-
-    def on_patterns(self, patterns: np.ndarray) -> np.ndarray:
-        """The indices of the ACLs on any of ``patterns``."""
-        _, at = ranges(self.pattern_ptr[patterns], self.pattern_ptr[patterns + 1] - self.pattern_ptr[patterns])
-        return at
-
-
-def acl_table(authorizer, compiled: CompiledAcls) -> AclTable:
-    """The authorizer's ACLs laid out for ``compiled``'s ids (see :class:`AclTable`)."""
-    stored = list(standard_authorizer(authorizer).stored_acls())
-    ids = []
-    for item in stored:
-        pattern, entry = item.binding.pattern, item.binding.entry
-        found = compiled.pattern_id(pattern.resource_type, pattern.name, pattern.pattern_type is PatternType.PREFIXED)
-        ids.append((-1 if found is None else found, compiled.principal_id(entry.principal), compiled.host_id(entry.host),
-                    int(entry.operation), entry.permission_type is AclPermissionType.ALLOW, *acl_masks(item.binding)))
-    columns = np.array(ids, dtype=np.int64).reshape(-1, 7)
-    order = np.lexsort((np.arange(len(stored)), columns[:, 0]))
-    columns = columns[order]
-    stored = [stored[k] for k in order.tolist()]
-    mask = (1 << 16) - 1  # ALL's mask sets bits of UNKNOWN and ANY too: only operations' bits count
-    return AclTable(
-        stored=stored, text=[acl_text(item.binding) for item in stored],
-        pattern=columns[:, 0], principal=columns[:, 1], host=columns[:, 2], operation=columns[:, 3],
-        is_allow=columns[:, 4].astype(bool), allow=columns[:, 5] & mask, deny=columns[:, 6] & mask,
-        pattern_ptr=np.searchsorted(columns[:, 0], np.arange(compiled.pattern_count + 1)),
-    )
-
-
 def _packed(values: np.ndarray, dtype: str) -> str:
     """An array as base64 of its little-endian bytes: the page reads it as a typed array,
     about 1.4 bytes a byte where JSON numbers cost 2 to 11."""
     return base64.b64encode(np.ascontiguousarray(values, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()).decode("ascii")
 
 
+@gc_paused()
 def report_data(acls, principals: Sequence[tuple[str, str]], resources: Sequence[tuple[object, str]], *,
-                compact: CompactGrid | None = None, after=None) -> dict:
-    """What the page carries, as JSON-ready data (arrays packed by :func:`_packed`): the grid's
-    class tables, the ACLs, the summaries and, with ``after``, the what-if. Principals and
-    resources are in the page's order (sorted), the summaries' numbers in ``_summaries``."""
+                compact: CompactGrid | None = None, after=None, provenance: Provenance | None = None) -> dict:
+    """What the page carries, as JSON-ready data (arrays packed by :func:`_packed`): the
+    provenance, the findings, the grid's class tables, the ACLs, the summaries and, with
+    ``after``, the what-if. Principals and resources are in the page's order (sorted), the
+    summaries' numbers in ``_summaries``."""
     authorizer = standard_authorizer(acls)
-    summaries = audit_summaries(authorizer, principals, resources, compact=compact)
+    summaries = audit_summaries(acls, principals, resources, compact=compact, provenance=provenance)
     compact = summaries["compact"]
     compiled = compact.compiled
     # The page lists principals and resources sorted; every per-principal or per-resource array
@@ -244,29 +203,41 @@ def report_data(acls, principals: Sequence[tuple[str, str]], resources: Sequence
     by_resource = np.array(sorted(range(len(resources)), key=lambda j: (types[j], resources[j][1])), dtype=np.int64)
     type_names = sorted(set(types))
     type_index = {name: n for n, name in enumerate(type_names)}
-    names = [principals[i][0] for i in by_principal.tolist()]
-    hosts = [principals[i][1] for i in by_principal.tolist()]
-    principal_ids, _ = compiled.encode_principals(string_column(names, "principals"))
-    host_ids = compiled.encode_hosts(string_column(hosts, "hosts"))
+    page_class = compact.principal_class[by_principal]
+    members = compact.class_members[page_class]
 
     n_pc, n_rc = len(compact.class_is_super), len(compact.base)
     first = compact.class_ptr[compact.representative]
     pattern_counts = compact.class_ptr[compact.representative + 1] - first
     _, at = ranges(first, pattern_counts)
     table = summaries["acl_table"]
+    page_of = {"principal": np.argsort(by_principal), "resource": np.argsort(by_resource)}
+    patterns = compiled.patterns()
     data = {
+        "provenance": attrs.asdict(summaries["provenance"]),
+        "findings": [_finding_data(finding, page_of) for finding in summaries["findings"]],
         "operations": {str(int(op)): op.name for op in BITFIELD_OPERATIONS},
         "types": type_names,
-        "principals": names,
-        "hosts": hosts,
+        "principals": [principals[i][0] for i in by_principal.tolist()],
+        "hosts": [principals[i][1] for i in by_principal.tolist()],
         "resources": [resources[j][1] for j in by_resource.tolist()],
         "allow_everyone": compiled.allow_everyone_if_no_acl_found,
         "wildcard_principal": compiled.principal_id(WILDCARD_PRINCIPAL),
+        # What the ACLs name, by the compiled ids the columns hold: the page writes each ACL's text
+        # from them (as kafkasec.authorizer.decision.acl_text does), and names a principal's groups.
+        "acl_principals": compiled.principal_names(),
+        "acl_hosts": compiled.host_names(),
+        "acl_patterns": dict(zip(("type", "prefixed", "name"), (*(_packed(np.array(column), "u1") for column in patterns[:2]),
+                                                                 patterns[2]))),
+        "names": {"operation": {str(int(op)): op.name for op in AclOperation},
+                  "resource_type": {str(int(rt)): rt.name for rt in ResourceType}},
         "grid": {
             "resource_type": _packed(np.array([type_index[types[j]] for j in by_resource.tolist()]), "u1"),
-            "pc": _packed(compact.principal_class[by_principal], "i4"),
-            "pid": _packed(principal_ids, "i4"),
-            "hid": _packed(host_ids, "i4"),
+            "pc": _packed(page_class, "i4"),
+            # Per principal, the ids of the ACL principals that apply to it: its own, then its groups'.
+            "members": _packed(members, "i4"),
+            "member_width": int(members.shape[1]),
+            "hid": _packed(compact.class_host_id[page_class], "i4"),
             "rc": _packed(compact.resource_class[by_resource], "i4"),
             "class_super": _packed(compact.class_is_super, "u1"),
             "class_host": _packed(compact.class_host, "i4"),
@@ -284,9 +255,10 @@ def report_data(acls, principals: Sequence[tuple[str, str]], resources: Sequence
             "principal": _packed(table.principal, "i4"),
             "host": _packed(table.host, "i4"),
             "allow": _packed(table.allow, "u2"),
+            "operation": _packed(table.operation, "u1"),
+            "is_allow": _packed(table.is_allow, "u1"),
             "id": [item.acl_id for item in table.stored],
             "source": [item.source for item in table.stored],
-            "text": table.text,
         },
         "summary": {
             "pairs": compact.cells,
@@ -294,39 +266,48 @@ def report_data(acls, principals: Sequence[tuple[str, str]], resources: Sequence
             "principal_classes": n_pc,
             "resource_classes": n_rc,
             "exceptions": len(compact.exception_bits),
-            "super_users": [" @ ".join(p) for p in summaries["super_users"]],
+            "super_users": sorted({principal for principal, _ in summaries["super_users"]}),
             "grants": _packed(summaries["grant_counts"][by_principal], "f8"),
             "everyone": _packed(summaries["everyone_counts"][by_principal], "f8"),
             "beyond": _packed(summaries["beyond_everyone_counts"][by_principal], "f8"),
             "shadowed_count": len(summaries["shadowed"]),
             "shadowed": [[grant.allow, grant.acl_id, list(grant.denies), grant.more_denies]
                          for grant in summaries["shadowed"][:MAX_SHADOWED]],
-            "readable": _packed(np.sort(np.argsort(by_resource)[summaries["readable_indices"]]), "i4"),
+            "everyone_may": _packed(summaries["everyone_may"][by_resource], "u2"),
         },
         "whatif": None,
     }
     if after is not None:
-        data["whatif"] = _what_if(authorizer, compact, after, by_principal, by_resource)
+        data["whatif"] = _what_if_data(authorizer, compact, table, after, by_principal, by_resource)
     return {**data, "_summaries": summaries}
 
 
-def _what_if(authorizer, compact: CompactGrid, after, by_principal: np.ndarray, by_resource: np.ndarray) -> dict:
-    """The change to ``after`` (ACLs judged under the authorizer's own settings): the ACLs it
-    adds and removes, and the changed pairs as joint class blocks (sorted by joint principal
-    class), with their exact count."""
-    after_authorizer = standard_authorizer(after, like=authorizer)
-    before_acls = {stored.binding for stored in authorizer.stored_acls()}
-    after_acls = {stored.binding for stored in after_authorizer.stored_acls()}
-    after_grid = CompactGrid.build(CompiledAcls.from_authorizer(after_authorizer), compact.principals, compact.resources)
-    changes = compact.changed_blocks(after_grid)
+def _finding_data(finding, page_of: dict[str, np.ndarray]) -> dict:
+    """A finding as the page reads it: its links name principals and resources by their index
+    in the page (``page_of``: per kind, grid index -> page index)."""
+    def on_page(rows) -> dict:
+        return {key: str(page_of[key][int(value)]) if key in page_of else value for key, value in rows.items()}
+
+    return {"key": finding.key, "title": finding.title, "count": finding.count, "noun": finding.noun,
+            "rule": finding.rule, "note": finding.note, "rows": on_page(finding.rows), "columns": list(finding.columns),
+            "items": [[list(item.cells), on_page(item.rows)] for item in finding.items],
+            # ACLs by their index in the page's ACL table (the AclTable's), resources by page index.
+            "acls": _packed(finding.acls, "i4"), "resources": _packed(np.sort(page_of["resource"][finding.resources]), "i4")}
+
+
+def _what_if_data(authorizer, compact: CompactGrid, table: AclTable, after, by_principal: np.ndarray,
+                  by_resource: np.ndarray) -> dict:
+    """The change to ``after`` (:func:`spark_udfs.whatif.what_if`): the ACLs it adds and
+    removes with their marks, and the changed pairs as joint class blocks (sorted by joint
+    principal class), with their exact count."""
+    change = what_if(authorizer, compact, table, after)
+    changes = compact.changed_blocks(change.after)
     joint_principals = int(changes.joint_pc.max(initial=-1)) + 1
-    principals_per_joint = np.bincount(changes.joint_pc, minlength=joint_principals)
-    resources_per_joint = np.bincount(changes.joint_rc, minlength=int(changes.joint_rc.max(initial=-1)) + 1)
-    pairs = int((principals_per_joint[changes.jp] * resources_per_joint[changes.jr]).sum()) if len(changes.jp) else 0
     return {
-        "added": sorted(acl_text(binding) for binding in after_acls - before_acls),
-        "removed": sorted(acl_text(binding) for binding in before_acls - after_acls),
-        "pairs": pairs,
+        "added": list(change.added),
+        "removed": list(change.removed),
+        "marks": [attrs.asdict(mark) for mark in change.marks],
+        "pairs": compact.count_changed(change.after),
         "joint_pc": _packed(changes.joint_pc[by_principal], "i4"),
         "joint_rc": _packed(changes.joint_rc[by_resource], "i4"),
         "ptr": _packed(np.searchsorted(changes.jp, np.arange(joint_principals + 1)), "i4"),
@@ -337,41 +318,42 @@ def _what_if(authorizer, compact: CompactGrid, after, by_principal: np.ndarray, 
 
 
 def _count(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless ``n`` is 1: "1 pair", "2 pairs"."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def html_report(acls, principals: Sequence[tuple[str, str]], resources: Sequence[tuple[object, str]], path: str, *,
-                compact: CompactGrid | None = None, after=None) -> dict:
+                compact: CompactGrid | None = None, after=None, provenance: Provenance | None = None) -> dict:
     """Write the report to ``path`` (one HTML file, no server, works offline); return its
     summaries. ``acls``: a KafkaSecurity or StandardAuthorizer; ``compact``: the grid of these
     principals and resources under these ACLs, if already built; ``after``: the ACLs after a
-    change (AclBindings, judged with ``acls``' super users and allow-everyone setting, or a
-    StandardAuthorizer), for the what-if."""
-    data = report_data(acls, principals, resources, compact=compact, after=after)
+    change (AclBindings, judged with ``acls``' super users, allow-everyone setting and
+    principal expansion, or a StandardAuthorizer), for the what-if; ``provenance``: what was
+    audited, when ``acls`` cannot say it all (ACLs read from a cluster)."""
+    data = report_data(acls, principals, resources, compact=compact, after=after, provenance=provenance)
     summaries = data.pop("_summaries")
     compact = summaries["compact"]
     # JSON in a script element: only "</" could end it early, so it is escaped.
     payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    provenance_json = json.dumps(data["provenance"], indent=1).replace("</", "<\\/")
     what_if = ""
     if data["whatif"] is not None:
         change = data["whatif"]
-        what_if = (f'<p id="whatif-banner" class="banner"><a href="#view=whatif">What-if: {_count(len(change["added"]), "ACL")} added, '
-                   f'{len(change["removed"]):,} removed: {_count(change["pairs"], "pair")} change</a></p>')
+        what_if = (f'<p id="whatif-banner" class="banner"><a href="#view=whatif">What-if: {_count(len(change["added"]), "ACL")} '
+                   f'added, {len(change["removed"]):,} removed: {_count(change["pairs"], "pair")} '
+                   f'{"changes" if change["pairs"] == 1 else "change"}</a></p>')
     summary = data["summary"]
-    views = [("grid", "Who can do what"), ("privilege", "Principals by privilege"),
-             ("readable", f"Readable by everyone ({len(summaries['readable_by_everyone']):,})"),
-             ("shadowed", f"Shadowed grants ({summary['shadowed_count']:,})")]
+    views = [("findings", "Findings"), ("grid", "Who can do what"), ("privilege", "Principals by privilege"),
+             ("everyone", "What everyone may do"), ("shadowed", f"Shadowed grants ({summary['shadowed_count']:,})")]
     if data["whatif"] is not None:
-        views.append(("whatif", f"What-if ({data['whatif']['pairs']:,} pairs change)"))
+        views.append(("whatif", f"What-if ({_count(data['whatif']['pairs'], 'pair')} change)"))
     tabs = " ".join(f'<a href="#view={name}" data-view="{name}">{html.escape(title)}</a>' for name, title in views)
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>kafkasec ACL audit</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>{_STYLE}</style></head><body>
 <header><h1>ACL audit</h1>
-<p>{len(principals):,} principals x {len(resources):,} resources = {compact.cells:,} pairs, {summary["acls"]:,} ACLs;
-{summary["principal_classes"]:,} principal classes, {summary["resource_classes"]:,} resource classes, {summary["exceptions"]:,} exceptions.
-Every answer on this page is exact: it carries the whole grid, by class, and computes each view from it.</p>
+{_provenance_html(summaries["provenance"], compact, summary)}
 {what_if}<nav id="views">{tabs}</nav></header>
 <form id="filters" onsubmit="return false">
 <input id="p" type="search" placeholder="principal or host contains..." aria-label="principal or host contains">
@@ -390,6 +372,7 @@ Every answer on this page is exact: it carries the whole grid, by class, and com
 <table id="rows"><thead></thead><tbody></tbody></table>
 <nav id="pages"><button id="previous" type="button">previous</button> <span id="page"></span> <button id="next" type="button">next</button></nav>
 </main>
+<script id="provenance" type="application/json">{provenance_json}</script>
 <script id="data" type="application/json">{payload}</script>
 <script>{_SCRIPT.read_text(encoding="utf-8")}</script>
 </body></html>
@@ -397,6 +380,30 @@ Every answer on this page is exact: it carries the whole grid, by class, and com
     with open(path, "w", encoding="utf-8") as file:
         file.write(page)
     return summaries
+
+
+def _provenance_html(provenance: Provenance, compact: CompactGrid, summary: dict) -> str:
+    """The header's account of what was audited and how (the same as the page's
+    ``<script id="provenance">``, for people)."""
+    supers = provenance.super_users
+    position = "not read from a security log" if provenance.log_position is None else f"offset {provenance.log_position:,}"
+    expansion = ", ".join(provenance.principal_expansion) or "none"
+    rows = [
+        ("Source", provenance.source),
+        ("Security log", position),
+        ("super.users", f"{_count(len(supers), 'super user')}" + (f": {', '.join(supers)}" if supers else "")),
+        ("allow.everyone.if.no.acl.found", str(provenance.allow_everyone_if_no_acl_found).lower()),
+        ("Principal expansion", expansion),
+        ("ACLs", f"{_count(provenance.acl_count, 'ACL')}, {provenance.acl_digest}"),
+        ("Grid", f"{_count(len(compact.principals), 'principal')} x {_count(len(compact.resources), 'resource')} = "
+                 f"{_count(compact.cells, 'pair')}; {_count(summary['principal_classes'], 'principal class')}, "
+                 f"{_count(summary['resource_classes'], 'resource class')}, {_count(summary['exceptions'], 'exception')}"),
+        ("Written", f"{provenance.written_at} by kafkasec {provenance.kafkasec_version}"),
+    ]
+    items = "".join(f'<div><dt>{html.escape(name)}</dt><dd data-field="{html.escape(name)}">{html.escape(value)}</dd></div>'
+                    for name, value in rows)
+    return (f'<dl id="audited">{items}</dl>\n<p>Every answer on this page is exact: it carries the whole grid, by class, '
+            "and computes each view from it.</p>")
 
 
 _STYLE = """
@@ -418,4 +425,8 @@ tbody tr:hover{background:#f4f6fb} a{color:#3b5bdb;cursor:pointer;text-decoratio
 .gained{background:#d3f9d8} .lost{background:#ffe3e3}
 code{font-size:.85em;background:#f4f6fb;padding:0 .2em}
 #pages{margin:.5em 0}
+#audited{display:grid;grid-template-columns:repeat(auto-fill,minmax(22em,1fr));gap:.2em 1.5em;margin:.4em 0;font-size:.9em}
+#audited dt{font-weight:600;color:#5c6370} #audited dd{margin:0;overflow-wrap:anywhere}
+.finding-count{font-weight:700} .finding-count.zero{color:#5c6370;font-weight:400}
+.mark{border-left:3px solid #3b5bdb} .mark.nothing{border-left-color:#e8590c}
 """

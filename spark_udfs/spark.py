@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 import attrs
 import numpy as np
@@ -101,12 +101,21 @@ def _session_defaults(master: str, *, progress: bool, ui: bool) -> dict[str, str
     return settings
 
 
-def authorized_operations_udf(spark: SparkSession, acls):
+def authorized_operations_udf(spark: SparkSession, acls, principals: DataFrame | Iterable[str] | None = None):
     """An Arrow UDF ``(principal, host, resource_type, resource_name) -> int`` giving the
     KIP-430 bitfield of each row; ``acls`` as :func:`compile_acls` takes them. On a cluster,
-    what the UDF imports is shipped to the executors first (:mod:`spark_udfs.shipping`)."""
+    what the UDF imports is shipped to the executors first (:mod:`spark_udfs.shipping`).
+
+    When ``acls`` expand principals (plugins such as ``kafkasec_groupfile``), the expansion is
+    applied on the driver: ``principals`` (a frame with a ``principal`` column, or the
+    principals' ``Type:name``) names every principal the rows may hold, and a row of another
+    principal fails its task with a ValueError that names it."""
     shipping.ship_to_executors(spark)
-    broadcast = spark.sparkContext.broadcast(compile_acls(acls))
+    compiled = compile_acls(acls, principals=() if principals is None else _principal_names(principals))
+    if compiled.expansion is not None and principals is None:
+        raise ValueError("these ACLs apply to principals through plugins that expand them (on the driver): "
+                         "pass principals=, the frame or names of the principals the rows hold")
+    broadcast = spark.sparkContext.broadcast(compiled)
 
     # pyspark's stubs type only the functionType= form, which warns; the type hints say SCALAR.
     @arrow_udf(IntegerType())  # type: ignore[call-overload]
@@ -114,6 +123,14 @@ def authorized_operations_udf(spark: SparkSession, acls):
         return pa.array(broadcast.value.authorized_operations(principal, host, resource_type, resource_name), pa.int32())
 
     return authorized_operations
+
+
+def _principal_names(principals: DataFrame | Iterable[str]) -> list[str]:
+    """The distinct principals of a frame's ``principal`` column (collected as Arrow), or the names given."""
+    if isinstance(principals, DataFrame):
+        _check_columns(principals, None)
+        return principals.select("principal").distinct().toArrow().column("principal").to_pylist()
+    return list(principals)
 
 
 def operation_names(bitfield: Column | str) -> Column:
@@ -411,12 +428,12 @@ def grid(
     _check_columns(principals, resources)
     principals = with_host(principals)
     if compact is None:
-        acls = compile_acls(acls)  # once: for the classes, and for the UDF past MAX_CLASS_VALUES
         compact = build_compact(acls, principals, resources)
     if output == "compact":
         return compact_frames(spark, compact)
     if compact.base.size + len(compact.exception_bits) > MAX_CLASS_VALUES:
-        return _grid_by_udf(spark, acls, principals, resources, allowed_operation)
+        # The grid's own compiled ACLs: they hold the expansion of exactly these principals.
+        return _grid_by_udf(spark, compact.compiled, principals, resources, allowed_operation)
     frames = compact_frames(spark, compact)
     return frames.dense() if allowed_operation is None else frames.allowed(allowed_operation)
 
@@ -424,13 +441,17 @@ def grid(
 def build_compact(acls, principals: DataFrame, resources: DataFrame) -> CompactGrid:
     """The CompactGrid of ``acls`` (as :func:`compile_acls` takes them) over the distinct rows of
     ``principals`` and ``resources`` (the frames :func:`grid` takes), collected to the driver
-    once: what :func:`grid` (``compact=``) and the audit report both read."""
+    once: what :func:`grid` (``compact=``) and the audit report both read. Principals are
+    expanded there, once each, when the ACLs' plugins expand them."""
     _check_columns(principals, resources)
-    return CompactGrid.build(compile_acls(acls), *distinct_pairs(principals, resources))
+    principal_rows, resource_rows = distinct_pairs(principals, resources)
+    return CompactGrid.build(compile_acls(acls, principals=[p for p, _ in principal_rows]), principal_rows, resource_rows)
 
 
-def _check_columns(principals: DataFrame, resources: DataFrame) -> None:
+def _check_columns(principals: DataFrame, resources: DataFrame | None) -> None:
     for frame, needed in ((principals, ("principal",)), (resources, ("resource_type", "resource_name"))):
+        if frame is None:
+            continue
         missing = [name for name in needed if name not in frame.columns]
         if missing:
             raise ValueError(f"missing column(s) {', '.join(missing)}; the frame has {', '.join(frame.columns)}")
@@ -499,10 +520,11 @@ def diff(spark: SparkSession, before_acls, after_acls, principals: DataFrame, re
     ``before`` and ``after`` bitfields and the ``gained`` and ``lost`` operation names.
 
     Both sides are judged by one configuration: a side given as AclBindings takes the super
-    users and the ``allow.everyone.if.no.acl.found`` of the other side (a KafkaSecurity or
-    StandardAuthorizer; :func:`spark_udfs.rules.standard_authorizer`), so ``diff(spark,
-    security, today + [grant], ...)`` is exactly what ``grant`` changes, not a super user or a
-    resource without ACLs losing everything to Kafka's empty defaults.
+    users, the ``allow.everyone.if.no.acl.found`` and the principal expansion (group
+    membership) of the other side (a KafkaSecurity or StandardAuthorizer;
+    :func:`spark_udfs.rules.standard_authorizer`), so ``diff(spark, security, today + [grant],
+    ...)`` is exactly what ``grant`` changes, not a super user, a group's member or a resource
+    without ACLs losing everything to Kafka's empty defaults.
 
     Both grids are factorized on the driver and compared by joint class
     (:meth:`CompactGrid.changed_blocks`); Spark expands only the blocks that change, so the cost
@@ -511,11 +533,12 @@ def diff(spark: SparkSession, before_acls, after_acls, principals: DataFrame, re
     keys = ["principal", "host", "resource_type", "resource_name"]
     # Each side is read twice (as itself, and for the other side's settings): an iterator would be spent.
     before_acls, after_acls = (list(acls) if isinstance(acls, Iterator) else acls for acls in (before_acls, after_acls))
-    before_compiled = compile_acls(before_acls, like=after_acls)
-    after_compiled = compile_acls(after_acls, like=before_acls)
     principals = with_host(principals)
     _check_columns(principals, resources)
     principal_rows, resource_rows = distinct_pairs(principals, resources)
+    names = [p for p, _ in principal_rows]
+    before_compiled = compile_acls(before_acls, like=after_acls, principals=names)
+    after_compiled = compile_acls(after_acls, like=before_acls, principals=names)
     before_grid, after_grid = (CompactGrid.build(compiled, principal_rows, resource_rows)
                                for compiled in (before_compiled, after_compiled))
     if max(g.base.size + len(g.exception_bits) for g in (before_grid, after_grid)) > MAX_CLASS_VALUES:

@@ -45,6 +45,12 @@ def _audit_call(impl, security) -> Callable[[RequestContext, list[AuthorizationD
     )
 
 
+def _plugin_names(impls) -> list[str]:
+    """The plugins of ``impls``, named by their module (a plugin registered per instance has a
+    generated name), each once."""
+    return list(dict.fromkeys(getattr(impl.plugin, "__name__", type(impl.plugin).__module__) for impl in impls))
+
+
 def _call_each(calls, context: RequestContext, decisions: list[AuthorizationDecision]) -> None:
     for call in calls:
         call(context, decisions)
@@ -107,17 +113,18 @@ class AuthorizationService:
         if self._told_of_changes:
             plugin_manager.add_change_listener(self.plugins_changed)
 
-    def plugins_changing_answers(self) -> list[str]:
-        """The plugins whose hooks make an answer differ from the ACLs' alone under Kafka's rules:
-        principal expansion (``kafkasec_expand_principal``) and authorizers other than the
-        built-in one (``kafkasec_authorize``). A consumer of the ACLs alone (the grids) refuses
-        to stand in for the facade while there are any."""
-        hook = self._hook
-        impls = hook.kafkasec_expand_principal.get_hookimpls() + [
-            impl for impl in hook.kafkasec_authorize.get_hookimpls() if impl.plugin_name != BUILTIN_AUTHORIZER_PLUGIN
-        ]
-        # Named by their module (a plugin registered per instance has a generated name).
-        return list(dict.fromkeys(getattr(impl.plugin, "__name__", type(impl.plugin).__module__) for impl in impls))
+    def plugins_expanding_principals(self) -> list[str]:
+        """The plugins that expand principals (``kafkasec_expand_principal``): their ACLs apply to
+        more principals than they name. A grid applies their expansion principal by principal
+        (``spark_udfs.rules``) and names them in its provenance."""
+        return _plugin_names(self._hook.kafkasec_expand_principal.get_hookimpls())
+
+    def plugins_deciding(self) -> list[str]:
+        """The plugins that answer ``kafkasec_authorize`` beside the built-in authorizer: they
+        decide by code no table of the ACLs can hold, so a grid refuses to stand in for the
+        facade while there are any."""
+        impls = self._hook.kafkasec_authorize.get_hookimpls()
+        return _plugin_names([impl for impl in impls if impl.plugin_name != BUILTIN_AUTHORIZER_PLUGIN])
 
     def plugins_changed(self) -> None:
         """Look again at which hooks have implementations. Hooks nobody implements cost nothing

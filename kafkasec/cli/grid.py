@@ -3,14 +3,18 @@
 The ACLs come from the state file (``--state``) or from a running cluster (``--bootstrap-server``:
 DescribeAcls, so the grid shows what the cluster enforces); principals and resources from CSV
 (with a header) or Parquet files, or, from a cluster when not given, the principals its ACLs
-name and its topics, groups and cluster resource (Metadata, ListGroups). The grid goes to
-Parquet or CSV. Runs on ``local[*]`` unless ``--master`` names a cluster. docs/grids.md describes it.
+name and its topics, groups and cluster resource (Metadata, ListGroups). Principals are
+expanded as the security's plugins expand them (group membership), so the grid is the access
+users have. The grid goes to Parquet or CSV, with its provenance beside it
+(``_provenance.json``). Runs on ``local[*]`` unless ``--master`` names a cluster. docs/grids.md
+describes it.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -18,6 +22,8 @@ import socket
 import sys
 import time
 import urllib.parse
+
+import attrs
 
 from kafkasec.acl import CLUSTER_NAME, WILDCARD_PRINCIPAL, ResourceType
 from kafkasec.cli.acl_files import file_format, read_acl_file
@@ -128,13 +134,15 @@ def run_grid(args) -> int:
             compact = build_compact(security, principals, resources)
             result = grid(spark, security, principals, resources, output=args.output_type, operation=args.operation,
                           compact=compact)
+            provenance = _provenance(args, security, compact)
             if args.report:
                 from spark_udfs.report import html_report
 
                 # Today's ACLs and the file's, judged by the report with the security's settings
                 # (spark_udfs.rules, which also drops an added ACL that is already there).
                 after = None if added is None else [stored.binding for stored in security.authorizer.stored_acls()] + list(added)
-                html_report(security, compact.principals, compact.resources, args.report, compact=compact, after=after)
+                html_report(security, compact.principals, compact.resources, args.report, compact=compact, after=after,
+                            provenance=provenance)
                 print(f"wrote the audit report to {args.report}")
             if args.output_type == "compact":
                 frames = {name: getattr(result, name) for name in ("principals", "resources", "base", "exceptions")}
@@ -145,12 +153,48 @@ def run_grid(args) -> int:
                 progress.note("the first result is ready")
             progress.stage(f"writing the {args.output_type} grid")
             _write(frames, args.output, args.format)
+            _write_provenance(spark, args.output, {
+                **attrs.asdict(provenance), "output_type": args.output_type, "format": args.format,
+                "operation": None if args.operation is None else args.operation.name})
             progress.note("done")
             print(f"wrote the {args.output_type} grid to {args.output} ({args.format})")
             return 0
         finally:
             if not already_running:
                 spark.stop()
+
+
+def _provenance(args, security, compact):
+    """What the grid was made of; from a cluster, the cluster is its source (its ACLs were read
+    by DescribeAcls, outside any security log of ours)."""
+    from spark_udfs.provenance import Provenance
+
+    provenance = Provenance.of(security, len(compact.principals), len(compact.resources))
+    if on_cluster(args):
+        return attrs.evolve(provenance, source=f"cluster {args.bootstrap_server}", log_position=None)
+    return provenance
+
+
+PROVENANCE_FILE = "_provenance.json"
+"""The grid's provenance in ``--output`` (Spark's readers skip names that start with ``_``)."""
+
+
+def _write_provenance(spark, output: str, document: dict) -> None:
+    """``document`` as JSON in ``output/_provenance.json``: with Python where the driver writes
+    the output's directory itself, through Hadoop's file system (as Spark wrote the grid) for
+    an ``hdfs://`` or ``s3a://`` URI."""
+    text = json.dumps(document, indent=1) + "\n"
+    location = urllib.parse.urlparse(output)
+    if location.scheme in ("", "file"):
+        with open(os.path.join(output if location.scheme == "" else location.path, PROVENANCE_FILE), "w", encoding="utf-8") as file:
+            file.write(text)
+        return
+    path = spark._jvm.org.apache.hadoop.fs.Path(output.rstrip("/") + "/" + PROVENANCE_FILE)
+    stream = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).create(path, True)
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    finally:
+        stream.close()
 
 
 MASTER_CONNECT_TIMEOUT_S = 3.0

@@ -2,6 +2,7 @@
 random ACL sets (DENY, User:*, hosts, prefixes, '*'), super users and allow-everyone, with client
 hosts written as the authorizer would canonicalize them."""
 
+import grid_support
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -237,3 +238,42 @@ def test_differences_refuse_grids_of_other_principals():
     other = CompactGrid.build(compiled, GRID_PRINCIPALS[:3], GRID_RESOURCES)
     with pytest.raises(ValueError, match="same principals and resources"):
         one.differences(other, 10)
+
+
+# --- effective access: principals expanded by plugins (the groupfile plugin) ---------------------
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(acls=grid_support.acls, membership=grid_support.memberships, allow_everyone=st.booleans())
+def test_grids_with_group_membership_are_what_kafkasecurity_authorizes(acls, membership, allow_everyone):
+    """With the groupfile plugin loaded, every cell of the compact grid, every row of the
+    evaluator and every class summary equals KafkaSecurity.authorize on that cell."""
+    from spark_udfs.rules import compile_acls
+
+    principals, resources = grid_support.PRINCIPALS, grid_support.RESOURCES
+    with grid_support.group_security(acls, membership, allow_everyone) as security:
+        want = np.array([[grid_support.authorized_bits(security, p, h, t, n) for t, n in resources] for p, h in principals])
+        compiled = compile_acls(security, principals=[p for p, _ in principals])
+    assert compiled.expansion is not None
+    compact = CompactGrid.build(compiled, principals, resources)
+    assert (compact.dense() == want).all()
+    rows = [(p, h, t, n) for p, h in principals for t, n in resources]
+    assert compiled.authorized_operations(*map(list, zip(*rows))).reshape(want.shape).tolist() == want.tolist()
+    for bit in (1 << 3, 1 << 4, 1 << 7):
+        assert compact.count_allowed(bit) == int(((want & bit) != 0).sum())
+        assert (allowed_cells(compact, bit) == ((want & bit) != 0)).all()
+    assert compact.everyone_class_bits()[compact.resource_class].tolist() == np.bitwise_and.reduce(want, axis=0).tolist()
+
+
+def test_a_principal_the_expansion_did_not_ask_about_is_refused():
+    """Its groups are unknown: answering for it as if it had none would be the very mistake."""
+    from spark_udfs.rules import compile_acls
+
+    with grid_support.group_security([AclBinding.of("TOPIC", "t", "LITERAL", "Group:eng", "*", "READ", "ALLOW")],
+                                     {"eng": ["alice"]}) as security:
+        compiled = compile_acls(security, principals=["User:alice"])
+    assert compiled.expansion.groups == {"User:alice": ("Group:eng",)}
+    assert compiled.authorized_operations(["User:alice"], ["10.0.0.1"], ["TOPIC"], ["t"]).tolist() == [
+        operations_to_bitfield(["READ", "DESCRIBE"])]
+    with pytest.raises(ValueError, match="User:bob was not expanded"):
+        compiled.authorized_operations(["User:bob"], ["10.0.0.1"], ["TOPIC"], ["t"])

@@ -15,9 +15,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kafkasec import AclBinding, KafkaPrincipal, RequestContext, ResourcePattern, StandardAuthorizer
 from kafkasec.acl import AclOperation, operations_to_bitfield
+from kafkasec.authorizer.decision import acl_text
 from kafkasec.context import Action
 from kafkasec.testing import strategies
 from spark_udfs import report as report_module
+from spark_udfs.provenance import acl_digest
 from spark_udfs.report import audit_summaries, html_report, report_data
 
 ACLS = [
@@ -58,7 +60,7 @@ def test_summaries_agree_with_the_authorizer():
     # Anyone from 10.0.0.x may READ (and so DESCRIBE) public: two grants everyone has.
     assert summaries["everyone_counts"].tolist() == [2, 2, 2, 2]
     assert summaries["beyond_everyone_counts"].tolist() == [2, 0, 27, 0]
-    assert summaries["readable_by_everyone"] == ["public"]
+    assert [names(bits) for bits in summaries["everyone_may"]] == [set(), set(), {"READ", "DESCRIBE"}, set()]  # public
     # bob's READ on orders-secret is shadowed by the DENY ALL for User:*, which is named; carol's
     # grant matches no resource of the grid, so it is unused, not shadowed; alice's works.
     [shadowed] = summaries["shadowed"]
@@ -208,7 +210,7 @@ def test_the_grid_is_larger_than_the_sample_the_page_once_carried(large):
 
 def test_every_count_is_exact(page, large):
     cells, principals, resources = large["cells"], large["principals"], large["resources"]
-    page.open("")
+    page.open("view=grid")
     assert page.count() == int((cells != 0).sum())
     # A principal's search: every one of their allowed pairs, not a sample's.
     for needle in ("User:t3-m1", "guest1", "10.0.0.3", "User:admin"):
@@ -250,6 +252,7 @@ def test_who_may_read_a_resource_and_what_a_principal_may_do_with_the_acl_behind
     reference, cells = large["reference"], large["cells"]
     principals, resources = large["principals"], large["resources"]
     stored = {acl.acl_id for acl in reference.stored_acls()}
+    texts = {acl.acl_id: acl_text(acl.binding) for acl in reference.stored_acls()}  # the page writes them itself
     rng = random.Random(3)
     for j in rng.sample(range(len(resources)), 12):
         index = page.resource_index(*resources[j])
@@ -268,6 +271,7 @@ def test_who_may_read_a_resource_and_what_a_principal_may_do_with_the_acl_behind
             assert decision.allowed and rule == decision.rule.kind.value, (principal, resource, operation)
             if decision.rule.acl is not None:
                 assert decision.rule.acl.acl_id in ids.split("\n") and set(ids.split("\n")) <= stored
+                assert row[6].split("\n") == [texts[acl_id] for acl_id in ids.split("\n")]
         expected = {resources[j]: names(cells[i, j]) for j in range(len(resources)) if cells[i, j]}
         assert shown == expected, principal
 
@@ -305,11 +309,19 @@ def test_the_other_views_page_and_filter(page, large):
     page.open("view=privilege&kind=super")
     assert [row[0] for row in page.rows()] == ["User:admin super user"]
     assert page.count() == 1
-    page.open("view=readable&size=5000")
-    readable = {row[0]: row[1] for row in page.rows()}
+    page.open(f"view=everyone&type=TOPIC&op={READ}&size=5000")
+    readable = {row[1]: row[3] for row in page.rows()}
     cells, resources = large["cells"], large["resources"]
     assert set(readable) == {name for j, (t, name) in enumerate(resources) if t == "TOPIC" and (cells[:, j] & (1 << READ)).all()}
     assert readable["free-0"].startswith("no ACL matches it") and readable["shared-0"].startswith("ACLs for User:*")
+    # Every operation, not only READ on topics: what every principal may do is the AND of their cells.
+    page.open("view=everyone&size=5000")
+    everyone = np.bitwise_and.reduce(cells, axis=0)
+    assert page.count() == int(np.count_nonzero(everyone))
+    badges = page.page.eval_on_selector_all(
+        "#rows tbody tr", "rows => rows.map(row => Array.from(row.cells[2].querySelectorAll('span'), span => span.textContent))")
+    shown = {(row[0], row[1]): set(ops) for row, ops in zip(page.rows(), badges)}
+    assert shown == {(t, name): names(everyone[j]) for j, (t, name) in enumerate(resources) if everyone[j]}
     page.open("view=shadowed&q=t1-m1")
     assert all("t1-m1" in " ".join(row) for row in page.rows())
     assert len(principals) == len(page.data["principals"])
@@ -317,7 +329,7 @@ def test_the_other_views_page_and_filter(page, large):
 
 def test_the_export_writes_what_the_view_shows(browser, large, tmp_path):
     page = Page(browser, large["path"])
-    page.open("p=User:t2-m3")
+    page.open("p=User:t2-m3")  # filters without a view: the grid's rows
     with page.page.expect_download() as download:
         page.page.click("#export")
     lines = Path(download.value.path()).read_text().splitlines()
@@ -325,6 +337,141 @@ def test_the_export_writes_what_the_view_shows(browser, large, tmp_path):
     i = large["principals"].index(next(p for p in large["principals"] if p[0] == "User:t2-m3"))
     assert len(lines) - 1 == int((large["cells"][i] != 0).sum())
     assert {line.split(",")[0] for line in lines[1:]} == {"User:t2-m3"}
+
+
+# ---------------------------------------------------------------- what an auditor files: provenance, findings, marks
+
+
+AUDITED_PRINCIPALS = [("User:alice", "10.0.0.1"), ("User:bob", "10.0.0.1"), ("User:carol", "10.0.0.1"), ("User:dave", "10.0.0.1"),
+                      ("User:admin", "10.0.0.1"), ("User:admin", "10.0.0.2"), ("User:root", "10.0.0.1")]
+AUDITED_RESOURCES = [("TOPIC", "orders-eu"), ("TOPIC", "orders-secret"), ("TOPIC", "payments"), ("TOPIC", "ops-log"),
+                     ("TOPIC", "free-1"), ("TOPIC", "free-2"), ("GROUP", "billing"), ("CLUSTER", "kafka-cluster")]
+AUDITED_ACLS = [
+    AclBinding.of("TOPIC", "orders-", "PREFIXED", "Group:eng", "*", "READ", "ALLOW"),
+    AclBinding.of("TOPIC", "orders-secret", "LITERAL", "User:*", "*", "ALL", "DENY"),
+    AclBinding.of("TOPIC", "orders-secret", "LITERAL", "User:bob", "*", "READ", "ALLOW"),  # shadowed
+    AclBinding.of("CLUSTER", "kafka-cluster", "LITERAL", "User:*", "*", "CREATE", "ALLOW"),
+    AclBinding.of("CLUSTER", "kafka-cluster", "LITERAL", "User:*", "*", "ALTER_CONFIGS", "ALLOW"),
+    AclBinding.of("TOPIC", "payments", "LITERAL", "User:svc-*", "*", "WRITE", "ALLOW"),  # no pattern: a principal's name
+    AclBinding.of("TOPIC", "o", "PREFIXED", "User:carol", "*", "ALL", "ALLOW"),
+    AclBinding.of("GROUP", "billing", "LITERAL", "User:*", "*", "READ", "ALLOW"),
+    AclBinding.of("TOPIC", "payments", "LITERAL", "User:dave", "*", "WRITE", "ALLOW"),
+]
+AUDITED_CHANGE = [
+    AclBinding.of("TOPIC", "payments", "LITERAL", "Group:eng", "*", "WRITE", "ALLOW"),  # alice and bob: 2 pairs
+    AclBinding.of("TOPIC", "payments", "LITERAL", "User:dave", "*", "READ", "ALLOW"),  # 1 pair
+    AclBinding.of("TOPIC", "orders-secret", "LITERAL", "User:alice", "*", "READ", "ALLOW"),  # shadowed by the DENY
+    AclBinding.of("TOPIC", "orders-eu", "LITERAL", "User:alice", "*", "READ", "ALLOW"),  # allowed already, by her group
+]
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory):
+    """An estate with something for every finding, read from a state file by a KafkaSecurity
+    whose groupfile plugin puts alice and bob in Group:eng; its report, with a what-if."""
+    import kafkasec_groupfile
+
+    from security_support import open_security
+
+    directory = tmp_path_factory.mktemp("audited")
+    (directory / "groups.txt").write_text("eng: alice, bob\n", encoding="utf-8")
+    settings = {kafkasec_groupfile.PATH_SETTING: str(directory / "groups.txt"), "super.users": "User:admin;User:root;User:kafka",
+                "allow.everyone.if.no.acl.found": "true"}
+    with open_security(directory / "state.db", plugins=[kafkasec_groupfile], acls=AUDITED_ACLS, **settings) as security:
+        today = [stored.binding for stored in security.authorizer.stored_acls()]
+        after = [binding for binding in today if binding != AUDITED_ACLS[2]] + AUDITED_CHANGE
+        summaries = html_report(security, AUDITED_PRINCIPALS, AUDITED_RESOURCES, str(directory / "audit.html"), after=after)
+        yield {"path": directory / "audit.html", "state": directory / "state.db", "offset": security.applied_offset,
+               "digest": acl_digest(today), "summaries": summaries}
+
+
+def test_the_report_opens_on_its_provenance_and_findings(browser, audited):
+    page = Page(browser, audited["path"])
+    page.open("")
+    header = dict(page.page.eval_on_selector_all("#audited dd", "items => items.map(dd => [dd.dataset.field, dd.innerText])"))
+    assert header["Source"] == f"state file {audited['state']}"
+    assert header["Security log"] == f"offset {audited['offset']:,}"
+    assert header["super.users"] == "3 super users: User:admin, User:kafka, User:root"
+    assert header["allow.everyone.if.no.acl.found"] == "true"
+    assert header["Principal expansion"] == "kafkasec_groupfile"
+    assert header["ACLs"] == f"9 ACLs, {audited['digest']}"
+    assert header["Grid"].startswith("7 principals x 8 resources = 56 pairs")
+    assert re.fullmatch(r"\S+ by kafkasec \S+", header["Written"])
+    # The same, machine-readable, for comparing two reports or tracing one to its state.
+    block = page.page.evaluate("JSON.parse(document.getElementById('provenance').textContent)")
+    assert block == {**block, "source": f"state file {audited['state']}", "log_position": audited["offset"],
+                     "super_users": ["User:admin", "User:kafka", "User:root"], "allow_everyone_if_no_acl_found": True,
+                     "principal_expansion": ["kafkasec_groupfile"], "acl_count": 9, "acl_digest": audited["digest"],
+                     "principals": 7, "resources": 8}
+    # The first screen: the findings, each with its count.
+    assert page.page.inner_text("#title") == "Findings: what an auditor checks first"
+    counts = {row[0]: row[1] for row in page.rows()}
+    assert counts == {
+        "Wildcard principals allowed more than DESCRIBE and READ": "3 ACLs",
+        "Cluster powers, by principal": "4 principals",
+        "ALLOW ACLs of the operation ALL": "1 ACL",
+        "PREFIXED patterns of at most one character": "1 ACL",
+        "allow.everyone.if.no.acl.found is on": "2 open resources",
+        "Resources with no ACL at all": "2 resources",
+        "Super users": "3 super users",
+        "ALLOW grants shadowed by a DENY": "1 ACL",
+        "What every principal of the grid may do": "4 resources",
+    }
+    # A finding's link shows its items, each item's link its rows.
+    page.page.click("text=Cluster powers, by principal")
+    page.page.wait_for_selector("#rows tbody tr")
+    powers = page.rows()
+    assert [(row[0], row[2], row[3]) for row in powers] == [
+        (name, "CREATE ALTER_CONFIGS", "anyone from its host may (User:* ACLs or allow.everyone.if.no.acl.found)")
+        for name in ("User:alice", "User:bob", "User:carol", "User:dave")]
+    page.page.click("#rows tbody tr:first-child a")
+    assert page.page.evaluate("window.auditReport.state()")["view"] == "principal"
+    assert [(row[0], row[2]) for row in page.rows()] == [("kafka-cluster", op) for op in
+                                                          ("CREATE (anyone's)", "DESCRIBE_CONFIGS (anyone's)", "ALTER_CONFIGS (anyone's)")]
+    page.open("view=privilege")
+    assert page.page.inner_text("#count") == "7 principals; 3 super users in super.users, 2 of them among these principals"
+    page.open("view=finding&finding=wildcard-principals")
+    assert [row[0] for row in page.rows()] == ["ALLOW User:* from host * ALTER_CONFIGS on CLUSTER LITERAL 'kafka-cluster'",
+                                               "ALLOW User:* from host * CREATE on CLUSTER LITERAL 'kafka-cluster'",
+                                               "ALLOW User:svc-* from host * WRITE on TOPIC LITERAL 'payments'"]
+    # An ACL's rows: the pairs it bears on (every principal, on the cluster).
+    page.page.click("#rows tbody tr:nth-child(2) a")
+    assert page.page.inner_text("#title").endswith("where ALLOW User:* from host * CREATE on CLUSTER LITERAL 'kafka-cluster' applies")
+    assert {(plain(row[0]), row[3]) for row in page.rows()} == {(p, "kafka-cluster") for p, _ in AUDITED_PRINCIPALS}
+    page.open("view=finding&finding=no-acls")
+    assert [(row[0], row[1]) for row in page.rows()] == [("TOPIC", "free-1"), ("TOPIC", "free-2")]
+
+
+def test_a_grant_through_a_group_says_so_in_the_drill_down(browser, audited):
+    page = Page(browser, audited["path"])
+    alice = page.principal_index("User:alice", "10.0.0.1")
+    page.open(f"view=principal&principal={alice}&type=TOPIC&op={READ}")
+    assert "User:alice is a member of Group:eng (principal expansion by kafkasec_groupfile)" in page.page.inner_text("#notes")
+    rows = {row[0]: (row[3], row[6], row[7]) for row in page.rows()}
+    assert rows["orders-eu"] == ("allow_acl", "ALLOW Group:eng from host * READ on TOPIC PREFIXED 'orders-'", "Group:eng")
+    # carol's own ALL on the 'o' prefix: no group in between.
+    carol = page.principal_index("User:carol", "10.0.0.1")
+    page.open(f"view=principal&principal={carol}&op={READ}")
+    assert {row[7] for row in page.rows()} == {""}
+
+
+def test_the_what_if_marks_each_acl_with_what_it_changes_or_why_not(browser, audited):
+    page = Page(browser, audited["path"])
+    page.open("")
+    assert page.page.inner_text("#whatif-banner") == "What-if: 4 ACLs added, 1 removed: 3 pairs change"
+    page.open("view=whatif")
+    marks = page.page.eval_on_selector_all("#notes .mark", "marks => marks.map(mark => mark.innerText)")
+    assert marks == [
+        "added ALLOW Group:eng from host * WRITE on TOPIC LITERAL 'payments': changes 2 pairs",
+        "added ALLOW User:alice from host * READ on TOPIC LITERAL 'orders-eu': changes nothing: it is already allowed by "
+        "ALLOW Group:eng from host * READ on TOPIC PREFIXED 'orders-'",
+        "added ALLOW User:alice from host * READ on TOPIC LITERAL 'orders-secret': changes nothing: it is shadowed by "
+        "DENY User:* from host * ALL on TOPIC LITERAL 'orders-secret'",
+        "added ALLOW User:dave from host * READ on TOPIC LITERAL 'payments': changes 1 pair",
+        "removed ALLOW User:bob from host * READ on TOPIC LITERAL 'orders-secret': changes nothing: it is shadowed by "
+        "DENY User:* from host * ALL on TOPIC LITERAL 'orders-secret'",
+    ]
+    assert page.count() == 3 and page.page.inner_text("#count") == "3 of 3 changed pairs"
 
 
 def test_the_report_is_one_offline_page(large):

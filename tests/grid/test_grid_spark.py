@@ -4,11 +4,21 @@ StandardAuthorizer.authorized_operations pair by pair."""
 import json
 import os
 
+import grid_support
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from kafkasec import AclBinding, KafkaPrincipal, KafkaSecurity, RequestContext, ResourcePattern, StandardAuthorizer
+from kafkasec import (
+    AclBinding,
+    KafkaPrincipal,
+    KafkaSecurity,
+    RequestContext,
+    ResourcePattern,
+    StandardAuthorizer,
+    hookimpl,
+)
 from kafkasec.acl import AclOperation, ResourceType, bitfield_to_operations, operations_to_bitfield
+from spark_udfs.provenance import acl_digest
 from spark_udfs.spark import (
     authorized_operations_udf,
     compile_acls,
@@ -160,21 +170,90 @@ def test_grid_from_a_kafkasec_state_and_without_hosts(spark, tmp_path):
         assert {r.principal: r.operations for r in compact.dense().collect()} == rows
 
 
-def test_a_security_whose_plugins_change_its_answers_is_refused(tmp_path):
-    """Group expansion (the groupfile plugin) grants Group ACLs to users: a grid of the ACLs
-    alone would disagree with KafkaSecurity.authorized_operations, so it is refused."""
+class DecidingPlugin:
+    """An authorizer of its own beside the standard one: it decides by code no table can hold."""
+
+    @hookimpl
+    def kafkasec_authorize(self, security, context, actions):
+        return None
+
+
+def test_plugins_that_expand_principals_are_applied_and_plugins_that_decide_are_refused(tmp_path):
+    """Group expansion (the groupfile plugin) is a function of the principal: the grid applies it
+    on the driver, principal by principal. A plugin answering kafkasec_authorize decides by its
+    own code, which no grid can show: refused by name, as before."""
     import kafkasec_groupfile
 
     from security_support import open_security
 
     (tmp_path / "groups.txt").write_text("eng: alice\n", encoding="utf-8")
     with open_security(plugins=[kafkasec_groupfile], **{kafkasec_groupfile.PATH_SETTING: str(tmp_path / "groups.txt")}) as security:
-        assert security.authorization.plugins_changing_answers() == ["kafkasec_groupfile"]
-        with pytest.raises(ValueError, match="the plugins kafkasec_groupfile change what this KafkaSecurity answers"):
-            compile_acls(security)
+        assert security.authorization.plugins_expanding_principals() == ["kafkasec_groupfile"]
+        assert security.authorization.plugins_deciding() == []
+        assert compile_acls(security, principals=["User:alice"]).expansion.groups == {"User:alice": ("Group:eng",)}
+    with open_security(plugins=[DecidingPlugin()]) as deciding:
+        assert deciding.authorization.plugins_deciding() == ["test_grid_spark"]
+        with pytest.raises(ValueError, match="the plugins test_grid_spark decide what this KafkaSecurity answers"):
+            compile_acls(deciding)
     with open_security() as plain:
-        assert plain.authorization.plugins_changing_answers() == []
-        compile_acls(plain)
+        assert plain.authorization.plugins_expanding_principals() == plain.authorization.plugins_deciding() == []
+        assert compile_acls(plain).expansion is None
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(acls=grid_support.acls, membership=grid_support.memberships, allow_everyone=st.booleans(), grants_in_plan=st.booleans())
+def test_grids_udf_who_can_and_diff_give_the_access_users_have(spark, acls, membership, allow_everyone, grants_in_plan):
+    """With the groupfile plugin loaded, every cell of a dense grid, of the Arrow UDF and of the
+    allowed pairs equals KafkaSecurity.authorize on that cell; who_can and a diff (a grant to a
+    group, given as bindings judged by the security's expansion) too."""
+    import spark_udfs.spark as module
+
+    principal_rows, resource_rows = grid_support.PRINCIPALS, grid_support.RESOURCES
+    principals = spark.createDataFrame(principal_rows, "principal string, host string")
+    resources = spark.createDataFrame(resource_rows, "resource_type string, resource_name string")
+    grant = AclBinding.of("TOPIC", "orders-", "PREFIXED", "Group:eng", "*", "WRITE", "ALLOW")
+    with grid_support.group_security(acls + [grant], membership, allow_everyone) as after_security:
+        after = {(p, h, int(ResourceType.coerce(t)), n): grid_support.authorized_bits(after_security, p, h, t, n)
+                 for p, h in principal_rows for t, n in resource_rows}
+    with grid_support.group_security(acls, membership, allow_everyone) as security:
+        want = {(p, h, int(ResourceType.coerce(t)), n): grid_support.authorized_bits(security, p, h, t, n)
+                for p, h in principal_rows for t, n in resource_rows}
+        assert {tuple(r)[:4]: r.operations for r in grid(spark, security, principals, resources).collect()} == want
+        udf = authorized_operations_udf(spark, security, principals=principals)
+        by_udf = principals.crossJoin(resources).select(
+            "principal", "host", "resource_type", "resource_name", udf("principal", "host", "resource_type", "resource_name").alias("ops"))
+        assert {(r.principal, r.host, int(ResourceType.coerce(r.resource_type)), r.resource_name): r.ops
+                for r in by_udf.collect()} == want
+        in_plan = module.GRANTS_IN_PLAN_BYTES
+        module.GRANTS_IN_PLAN_BYTES = in_plan if grants_in_plan else 0
+        try:
+            readers = {tuple(r)[:4] for r in grid(spark, security, principals, resources, output="allowed", operation="READ").collect()}
+        finally:
+            module.GRANTS_IN_PLAN_BYTES = in_plan
+        assert readers == {key for key, bits in want.items() if bits & (1 << 3)}
+        who = {tuple(r) for r in who_can(spark, security, "READ", "TOPIC", "orders-eu", principals).collect()}
+        assert who == {(p, h) for p, h in principal_rows if want[(p, h, 2, "orders-eu")] & (1 << 3)}
+        today = [stored.binding for stored in security.authorizer.stored_acls()]
+        changed = {(r.principal, r.host, r.resource_type, r.resource_name): (r.before, r.after)
+                   for r in diff(spark, security, today + [grant], principals, resources).collect()}
+    assert changed == {key: (want[key], after[key]) for key in want if want[key] != after[key]}
+
+
+def test_the_udf_of_a_security_that_expands_principals_needs_them(spark, tmp_path):
+    """Expansion happens on the driver: the UDF is told which principals its rows hold, and a row
+    of another principal fails its task, naming it."""
+    rows = [("User:alice", "10.0.0.1", "TOPIC", "orders-eu"), ("User:bob", "10.0.0.1", "TOPIC", "orders-eu")]
+    frame = spark.createDataFrame(rows, "principal string, host string, resource_type string, resource_name string")
+    granted = [AclBinding.of("TOPIC", "orders-", "PREFIXED", "Group:eng", "*", "READ", "ALLOW")]
+    with grid_support.group_security(granted, {"eng": ["alice", "bob"]}) as security:
+        with pytest.raises(ValueError, match="pass principals="):
+            authorized_operations_udf(spark, security)
+        udf = authorized_operations_udf(spark, security, principals=["User:alice"])
+        with pytest.raises(Exception, match="User:bob was not expanded"):
+            frame.select(udf("principal", "host", "resource_type", "resource_name")).collect()
+        udf = authorized_operations_udf(spark, security, principals=frame)
+        assert [r[0] for r in frame.select(udf("principal", "host", "resource_type", "resource_name")).collect()] == [
+            operations_to_bitfield(["READ", "DESCRIBE"])] * 2
 
 
 def test_bad_grid_requests_are_clear_errors(spark, authorizer):
@@ -271,8 +350,15 @@ def test_kafkasec_grid_command_reads_csv_and_writes_parquet_and_csv(spark, tmp_p
         assert row.operations == [op.name for op in sorted(bitfield_to_operations(row.bitfield))]
     assert main(common + ["--output", str(tmp_path / "readers"), "--format", "csv", "--output-type", "allowed",
                           "--operation", "Read"]) == 0
-    # One CSV file with one header; the resource type and the operations by name.
-    assert os.listdir(tmp_path / "readers") == ["grid.csv"]
+    # One CSV file with one header; the resource type and the operations by name; its provenance beside it.
+    assert sorted(os.listdir(tmp_path / "readers")) == ["_provenance.json", "grid.csv"]
+    provenance = json.loads((tmp_path / "readers" / "_provenance.json").read_text())
+    with KafkaSecurity(state_path=state) as security:
+        offset = security.applied_offset
+    assert provenance["source"] == f"state file {state}" and provenance["log_position"] == offset
+    assert (provenance["acl_count"], provenance["principals"], provenance["resources"]) == (5, len(PRINCIPALS), len(RESOURCES))
+    assert (provenance["output_type"], provenance["format"], provenance["operation"]) == ("allowed", "csv", "READ")
+    assert provenance["acl_digest"] == acl_digest(ACLS) and provenance["super_users"] == []
     lines = (tmp_path / "readers" / "grid.csv").read_text().splitlines()
     assert lines[0] == "principal,host,resource_type,resource_name,operations,bitfield"
     assert sum(line.startswith("principal,") for line in lines) == 1
@@ -292,7 +378,7 @@ def test_kafkasec_grid_command_reads_csv_and_writes_parquet_and_csv(spark, tmp_p
     assert data["whatif"]["removed"] == []
     # dave (from each of his hosts) gains WRITE on payments, and nothing else changes.
     assert data["whatif"]["pairs"] == sum(p == "User:dave" for p, _ in PRINCIPALS) * RESOURCES.count(("TOPIC", "payments"))
-    assert sorted(os.listdir(tmp_path / "compact")) == ["base", "exceptions", "principals", "resources"]
+    assert sorted(os.listdir(tmp_path / "compact")) == ["_provenance.json", "base", "exceptions", "principals", "resources"]
     captured = capsys.readouterr()
     assert "wrote the compact grid" in captured.out
     assert "kafkasec grid:" not in captured.err  # no terminal here: no progress unless asked
@@ -308,6 +394,32 @@ def test_kafkasec_grid_command_reads_csv_and_writes_parquet_and_csv(spark, tmp_p
         "kafkasec grid: [4/4] writing the allowed grid",
         "kafkasec grid: done",
     ]
+
+
+def test_kafkasec_grid_gives_the_access_users_have_and_its_provenance(spark, tmp_path, monkeypatch):
+    """kafkasec grid with the groupfile plugin configured (--command-config, as an installation
+    loads it): alice reads orders-eu through Group:eng in the grid, as the authorizer answers,
+    and the grid's provenance and its report name the plugin."""
+    from kafkasec.cli import main
+
+    monkeypatch.setenv("KAFKASEC_LOAD_PLUGINS", "groupfile")
+    (tmp_path / "groups.txt").write_text("eng: alice\n", encoding="utf-8")
+    (tmp_path / "client.properties").write_text(
+        f"kafkasec.state.path={tmp_path / 'state.db'}\nkafkasec.groupfile.path={tmp_path / 'groups.txt'}\n", encoding="utf-8")
+    with KafkaSecurity(state_path=str(tmp_path / "state.db")) as security:
+        security.create_acls([AclBinding.of("TOPIC", "orders-", "PREFIXED", "Group:eng", "*", "READ", "ALLOW")])
+    (tmp_path / "principals.csv").write_text("principal,host\nUser:alice,10.0.0.1\nUser:carol,10.0.0.1\n")
+    (tmp_path / "resources.csv").write_text("resource_type,resource_name\nTOPIC,orders-eu\n")
+    assert main(["--command-config", str(tmp_path / "client.properties"), "grid", "--principals", str(tmp_path / "principals.csv"),
+                 "--resources", str(tmp_path / "resources.csv"), "--output", str(tmp_path / "out"), "--format", "csv",
+                 "--report", str(tmp_path / "report.html")]) == 0
+    lines = (tmp_path / "out" / "grid.csv").read_text().splitlines()
+    assert sorted(lines[1:]) == ["User:alice,10.0.0.1,TOPIC,orders-eu,READ DESCRIBE,264", 'User:carol,10.0.0.1,TOPIC,orders-eu,"",0']  # Spark quotes an empty value
+    provenance = json.loads((tmp_path / "out" / "_provenance.json").read_text())
+    assert provenance["principal_expansion"] == ["kafkasec_groupfile"]
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    block = json.loads(page.split('<script id="provenance" type="application/json">')[1].split("</script>")[0])
+    assert {key: provenance[key] for key in block} == block  # the report's is the output's, less what the output adds
 
 
 @pytest.fixture
@@ -348,8 +460,9 @@ def test_grid_takes_a_prebuilt_compact_grid(spark, authorizer, counted_builds):
 
 
 def test_kafkasec_grid_builds_one_compact_grid_per_side(spark, tmp_path, capsys, counted_builds):
-    """The grid and its report read one CompactGrid: one build without --what-if, two with
-    (today's and the change's), and the distinct principals and resources collected once."""
+    """The grid and its report read one CompactGrid: one build without --what-if, two of the
+    whole grid with (today's and the change's) and two of the pairs its one ACL bears on (its
+    mark), and the distinct principals and resources collected once."""
     from kafkasec.cli import main
 
     state = str(tmp_path / "state.db")
@@ -363,7 +476,8 @@ def test_kafkasec_grid_builds_one_compact_grid_per_side(spark, tmp_path, capsys,
     common = ["--state", state, "grid", "--principals", str(tmp_path / "principals.csv"),
               "--resources", str(tmp_path / "resources.csv")]
     for options, builds in (([], 1), (["--report", str(tmp_path / "r.html")], 1),
-                            (["--report", str(tmp_path / "w.html"), "--what-if", str(tmp_path / "change.json")], 2)):
+                            # today's and the change's, and the added ACL's mark: two grids of its own pairs
+                            (["--report", str(tmp_path / "w.html"), "--what-if", str(tmp_path / "change.json")], 4)):
         counted_builds.update(build=0, distinct_pairs=0)
         output = tmp_path / f"out-{len(options)}"
         assert main(common + ["--output", str(output), *options]) == 0, capsys.readouterr().err

@@ -157,6 +157,55 @@ def test_the_udf_and_the_grids_run_on_executors_without_kafkasec(standalone):
     assert finished.returncode == 0 and "OK 4080" in finished.stdout, finished.stderr[-4000:]
 
 
+GROUPS_DRIVER = textwrap.dedent('''
+    import sys
+    sys.path.insert(0, sys.argv[2])
+    import grid_support
+    from hypothesis import HealthCheck, given, settings, strategies as st
+    from kafkasec.acl import ResourceType
+    from spark_udfs.spark import authorized_operations_udf, grid, local_session
+
+    session = local_session(sys.argv[1], "standalone-groups-test")
+    principals = session.createDataFrame(grid_support.PRINCIPALS, "principal string, host string")
+    resources = session.createDataFrame(grid_support.RESOURCES, "resource_type string, resource_name string")
+    checked = []
+
+    @settings(max_examples=4, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(acls=grid_support.acls, membership=grid_support.memberships, allow_everyone=st.booleans())
+    def every_cell_is_what_kafkasecurity_authorizes(acls, membership, allow_everyone):
+        with grid_support.group_security(acls, membership, allow_everyone) as security:
+            want = {(p, h, int(ResourceType.coerce(t)), n): grid_support.authorized_bits(security, p, h, t, n)
+                    for p, h in grid_support.PRINCIPALS for t, n in grid_support.RESOURCES}
+            dense = {tuple(r)[:4]: r.operations for r in grid(session, security, principals, resources).collect()}
+            assert dense == want, "a dense grid disagrees with KafkaSecurity.authorize"
+            readers = {tuple(r)[:4] for r in grid(session, security, principals, resources, output="allowed",
+                                                  operation="READ").collect()}
+            assert readers == {key for key, bits in want.items() if bits & 8}, "allowed pairs disagree"
+            udf = authorized_operations_udf(session, security, principals=principals)
+            rows = principals.crossJoin(resources)
+            answered = {(r.principal, r.host, int(ResourceType.coerce(r.resource_type)), r.resource_name): r.ops
+                        for r in rows.select("*", udf("principal", "host", "resource_type", "resource_name").alias("ops")).collect()}
+            assert answered == want, "the Arrow UDF disagrees with KafkaSecurity.authorize"
+        checked.append(len(want))
+
+    every_cell_is_what_kafkasecurity_authorizes()
+    print("OK", len(checked), sum(checked))
+''')
+
+
+def test_grids_with_group_membership_on_executors_without_the_plugin(standalone):
+    """The property of test_grid_spark.py on the cluster: random estates with the groupfile
+    plugin loaded on the driver (the executors have neither kafkasec nor the plugin nor its
+    file): every cell of the dense grid, the allowed pairs and the Arrow UDF equals
+    KafkaSecurity.authorize on that cell."""
+    url, python, directory, _ = standalone
+    script = directory / "groups_driver.py"
+    script.write_text(GROUPS_DRIVER)
+    finished = subprocess.run([sys.executable, str(script), url, str(Path(__file__).parent)], capture_output=True, text=True,
+                              timeout=600, env=driver_environment(python), cwd=directory)
+    assert finished.returncode == 0 and "OK 4" in finished.stdout, finished.stderr[-4000:]
+
+
 def test_kafkasec_grid_on_the_cluster_writes_what_local_mode_writes(standalone, tmp_path):
     url, python, _, _ = standalone
     write_state_and_inputs(tmp_path)

@@ -185,6 +185,7 @@ def test_decisions_counted_on_many_threads_add_up(server_state):
 
     from kafkasec.acl import AclOperation, ResourcePattern, ResourceType
     from kafkasec.context import Action, AuthorizationResult, RequestContext
+
     from server_support import open_security
 
     with open_security(server_state) as security:
