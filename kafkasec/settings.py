@@ -174,7 +174,7 @@ BUILTIN_SETTINGS = (
     _s("kafkasec.state.url", "password", None, "kafkasec.store",
        "URL of shared state (postgresql://...); wins over kafkasec.state.path"),
     _s("kafkasec.state.poll.interval.ms", "milliseconds", 5, "kafkasec.store",
-       "how often a node looks for other nodes' changes when not told"),
+       "how often a SQLite follower looks for a commit a write to the file announced (always, without inotify)"),
     _s("kafkasec.state.log.retention.records", "count", 100_000, "kafkasec.store",
        "security-log records kept after a snapshot"),
     _s("kafkasec.state.write.lock.timeout.ms", "milliseconds", 10_000, "kafkasec.store",

@@ -37,8 +37,9 @@ def open_state_store(location: str | os.PathLike | None, config: Mapping[str, ob
     ``postgresql://`` URL, else a SQLite file (a path, or a ``sqlite:///path`` URL).
 
     ``config`` may set ``kafkasec.state.poll.interval.ms`` (how often a SQLite follower looks
-    for other processes' commits; PostgreSQL's followers are woken by NOTIFY and poll as a
-    fallback), ``kafkasec.state.log.retention.records`` and
+    for another process's commit once a write to the file announced one, and always where the
+    file cannot be watched; PostgreSQL's followers are woken by NOTIFY),
+    ``kafkasec.state.log.retention.records`` and
     ``kafkasec.state.write.lock.timeout.ms`` (how long a write waits for another writer before
     it fails with StateBusyError, answered REQUEST_TIMED_OUT on the wire).
     ``kafkasec.state.read.only`` opens a SQLite file without writing it (see SqliteStateStore).
@@ -54,7 +55,7 @@ def open_state_store(location: str | os.PathLike | None, config: Mapping[str, ob
     if location.startswith(_POSTGRES_SCHEMES):
         from kafkasec.store.postgres import PostgresStateStore  # psycopg: the 'postgres' extra
 
-        return PostgresStateStore(location, poll_interval_ms=poll_interval_ms, **limits)
+        return PostgresStateStore(location, **limits)
     if location.startswith(_SQLITE_SCHEME):
         location = location[len(_SQLITE_SCHEME) - 1:]
     read_only = parse_bool(READ_ONLY, config.get(READ_ONLY, False))

@@ -102,7 +102,10 @@ class StateStore(Protocol):
         """The offset of the last committed record (0: none yet)."""
 
     def wait_for_change(self, timeout_s: float) -> None:
-        """Return when a commit may have happened since the last call, or after ``timeout_s``."""
+        """Return when a commit may have happened since the last call, after ``timeout_s``, or
+        at once once closed (from another thread too). The follower waits seconds at a time
+        (``kafkasec.store.follower.DEFAULT_WAIT_TIMEOUT_S``): a store that is not told of
+        commits looks for them within the wait, as often as changes must propagate."""
 
     def close(self) -> None:
         """Release connections; idempotent."""

@@ -5,7 +5,10 @@ As a Kafka broker applies the metadata log (``StandardAuthorizer.loadSnapshot``,
 :class:`StateFollower` loads the store's snapshot with its offset, then applies each new
 record in order: ACL changes to the authorizer, SCRAM credentials to the credential cache,
 delegation tokens to the token manager. The follower never writes. A background thread waits
-for commits (``store.wait_for_change``) and catches up; a writer catches up synchronously.
+for commits (``store.wait_for_change``, which the store ends when told of one: NOTIFY, a file
+event) and catches up; a writer catches up synchronously. The thread also looks, told or not,
+every ``wait_timeout_s`` (DEFAULT_WAIT_TIMEOUT_S): the bound on a lost wake-up's delay, and the
+only timer of an idle node.
 
 A record that cannot be read or applied stops the follower: the error is kept, readiness is
 lost (the authorizer answers non-super users with AUTHORIZER_NOT_READY) and nothing after it is
@@ -39,6 +42,7 @@ from kafkasec.store.records import (
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_RECORDS_PER_READ = 5000
+DEFAULT_WAIT_TIMEOUT_S = 5.0
 UNREACHABLE_BACKOFF_S = 0.2
 
 
@@ -84,7 +88,7 @@ class StateFollower:
         tokens=None,
         *,
         max_records_per_read: int = DEFAULT_MAX_RECORDS_PER_READ,
-        wait_timeout_s: float = 0.5,
+        wait_timeout_s: float = DEFAULT_WAIT_TIMEOUT_S,
     ):
         self._store = store
         self._authorizer = authorizer

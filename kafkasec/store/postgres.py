@@ -3,10 +3,12 @@
 The tables are those of the SQLite store, in the database's current schema. Writers of every
 host take turns through a transaction-scoped advisory lock, so offsets are handed out in commit
 order with no gaps; each commit sends ``NOTIFY kafkasec_state_log``, which wakes every follower
-that ``LISTEN``s (a follower also polls, in case a notification is lost with its connection).
-Reads and the listener have connections of their own, so a write in progress never blocks a
-follower. A connection the server dropped (a restart) is opened again on the next call; a write
-it broke is rolled back by the server and raises StateError here.
+that ``LISTEN``s: between notifications a follower sleeps on its listener's socket. A listener
+that lost its connection listens again and has its follower read the log at once, since what
+was committed meanwhile was notified to no one (the follower's own look every few seconds
+bounds any other loss). Reads and the listener have connections of their own, so a write in
+progress never blocks a follower. A connection the server dropped (a restart) is opened again
+on the next call; a write it broke is rolled back by the server and raises StateError here.
 """
 
 from __future__ import annotations
@@ -28,12 +30,13 @@ from kafkasec.store.base import (
     check_store_limits,
 )
 from kafkasec.store.records import Record, RecordApplyError, StateSnapshot, decode_record, encode_record
-from kafkasec.store.sqlite import DEFAULT_POLL_INTERVAL_MS
+from kafkasec.store.wakeups import InterruptibleWait
 
 CHANNEL = "kafkasec_state_log"
 # Any constant shared by every kafkasec writer: pg_advisory_xact_lock(key) serializes them.
 WRITE_LOCK_KEY = 0x6B61666B61736563  # "kafkasec"
 CONNECT_TIMEOUT_S = 5
+UNREACHABLE_BACKOFF_S = 0.2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS kafkasec_acls (
@@ -93,7 +96,6 @@ class PostgresStateStore:
         url: str,
         *,
         log_retention_records: int = DEFAULT_LOG_RETENTION_RECORDS,
-        poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS,
         write_lock_timeout_ms: int = DEFAULT_WRITE_LOCK_TIMEOUT_MS,
     ):
         import psycopg  # the 'postgres' extra
@@ -104,14 +106,11 @@ class PostgresStateStore:
         self._url = url
         self.location = redacted(url)
         self.log_retention_records = log_retention_records
-        # NOTIFY wakes followers; the poll only bounds a lost notification's delay.
-        self.poll_interval_ms = max(poll_interval_ms, 100)
         self._write_lock = threading.Lock()
         self._read_lock = threading.Lock()
         self._listen_lock = threading.Lock()
         self._writer = self._reader = self._listener = None
         self._closed = False
-        self._seen_offset: int | None = None
         with self._write_lock:
             connection = self._connection("_writer")
             try:
@@ -122,6 +121,7 @@ class PostgresStateStore:
                             connection.execute(statement)
             except psycopg.Error as error:
                 raise self._error("prepared", error) from error
+        self._notified = InterruptibleWait()  # once opened: a store that failed holds no sockets
 
     def _error(self, doing: str, error: Exception) -> StateError:
         text = str(error).replace(self._url, self.location).strip()
@@ -199,7 +199,9 @@ class PostgresStateStore:
         return rows.snapshot_from_rows(self.location, latest, acls, credentials, tokens)
 
     def wait_for_change(self, timeout_s: float) -> None:
-        """Until a NOTIFY or ``timeout_s``; while the server is down, sleeps out the timeout."""
+        """Until a NOTIFY, ``timeout_s`` or :meth:`close`. A listener (re)connected here returns
+        at once: the caller reads what was committed before it listened. While the server is
+        down, sleeps a short backoff."""
         deadline = time.monotonic() + timeout_s
         with self._listen_lock:
             try:
@@ -207,26 +209,22 @@ class PostgresStateStore:
                 if listener is None or listener.closed or listener.broken:
                     listener = self._connection("_listener")
                     listener.execute(f"LISTEN {CHANNEL}")
-                poll_s = self.poll_interval_ms / 1000
+                    return
                 while not self._closed:
+                    for _ in listener.notifies(timeout=0, stop_after=1):  # what the socket holds, without waiting
+                        return
                     remaining = deadline - time.monotonic()
-                    if remaining <= 0:
+                    if remaining <= 0 or not self._notified.wait(listener.fileno(), remaining):
                         return
-                    for _ in listener.notifies(timeout=min(poll_s, remaining), stop_after=1):
-                        return
-                    # No notification: a cheap look at the offset covers one lost with a connection.
-                    latest = self.latest_offset()
-                    if self._seen_offset is not None and latest != self._seen_offset:
-                        self._seen_offset = latest
-                        return
-                    self._seen_offset = latest
             except (StateError, self._psycopg.Error):
-                time.sleep(max(min(deadline - time.monotonic(), 0.2), 0))
+                if not self._closed:
+                    time.sleep(max(min(deadline - time.monotonic(), UNREACHABLE_BACKOFF_S), 0))
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        self._notified.close()  # ends a follower's wait
         for name in ("_writer", "_reader", "_listener"):
             connection = getattr(self, name)
             if connection is not None:

@@ -4,8 +4,11 @@ One host, any number of processes. A write is one ``BEGIN IMMEDIATE`` transactio
 of every process take turns) in WAL mode with ``synchronous=FULL``: a process killed at any
 instant leaves either the whole change or none of it, and a committed change survives power
 loss. Followers read through their own connection, which a write never blocks, and notice
-other processes' commits by polling ``PRAGMA data_version``: a read of a shared-memory counter,
-cheap enough to ask every few milliseconds.
+other processes' commits by ``PRAGMA data_version`` (a read of a shared-memory counter). On
+Linux they ask it only when the file or its WAL is written (inotify,
+:mod:`kafkasec.store.wakeups`), so an idle follower sleeps; elsewhere they ask every
+``poll_interval_ms``. A writer announces each commit once it is visible by touching the WAL's
+times, which inotify reports too.
 
 The file holds SCRAM keys and token information: it is created readable by its owner only
 (SQLite gives its -wal and -shm files the same permissions).
@@ -32,9 +35,19 @@ from kafkasec.store.base import (
     check_store_limits,
 )
 from kafkasec.store.records import Record, RecordApplyError, StateSnapshot, decode_record, encode_record
+from kafkasec.store.wakeups import FileChanges, watch_file_changes
 
 DEFAULT_POLL_INTERVAL_MS = 5
-"""How often a follower looks for other processes' commits."""
+"""How often a follower looks for other processes' commits while one is on its way (after a
+write to the WAL), or always where the files cannot be watched."""
+
+COMMIT_SETTLE_S = 1.0
+"""How long after a write to the state's files a follower keeps looking for the commit it
+belongs to. SQLite writes a commit's frames to the WAL, syncs them, and only then publishes the
+commit in the shared-memory index (``-shm``, written through a memory map, which inotify does
+not report): the write is seen first, the commit a sync later. A kafkasec writer's
+announcement (:meth:`SqliteStateStore._announce_commit`) ends the wait at once; the looks are
+for writers that make none (an older kafkasec during an upgrade)."""
 
 _SQLITE_BUSY = 5
 """SQLite's result code for a database locked by another connection. Python's sqlite3 names it
@@ -172,6 +185,8 @@ class SqliteStateStore:
         if poll_interval_ms < 1:
             raise ValueError(f"poll_interval_ms must be >= 1, not {poll_interval_ms}")
         self.path = self.location = os.fspath(path)
+        # SQLite keeps the -wal beside the file a symbolic link names, not beside the link.
+        self._real_path = os.path.realpath(self.path)
         self.poll_interval_ms = poll_interval_ms
         self.log_retention_records = log_retention_records
         self._write_lock = threading.Lock()
@@ -188,6 +203,12 @@ class SqliteStateStore:
             self._migrate()
             self._reader = self._connect()
             self._data_version = self._reader.execute("PRAGMA data_version").fetchone()[0]
+            # A follower's waits: the inotify watch (opened by the first, since only a follower
+            # needs one), until when to keep looking after a write, when a change was last seen.
+            self._file_changes: FileChanges | None = None
+            self._file_changes_opened = False
+            self._settling_until = 0.0
+            self._changed_at = float("-inf")
         except (sqlite3.DatabaseError, OSError) as error:
             raise StateError(f"cannot open the state file {self.path!r}: {error}") from error
 
@@ -289,20 +310,57 @@ class SqliteStateStore:
         return rows.snapshot_from_rows(self.path, latest, acl_rows, credential_rows, token_rows)
 
     def wait_for_change(self, timeout_s: float) -> None:
+        """Until another connection commits, ``timeout_s`` passes or the store closes. Between
+        looks at ``PRAGMA data_version`` it sleeps on the files' inotify events (for
+        COMMIT_SETTLE_S after a write it also looks every ``poll_interval_ms``), or, without
+        inotify, ``poll_interval_ms``. It looks no sooner than ``poll_interval_ms`` after the
+        last change it saw: a stream of commits is applied in batches, not a wake-up each."""
         deadline = time.monotonic() + timeout_s
+        file_changes = self._watched_files()
+        poll_s = self.poll_interval_ms / 1000
+        time.sleep(max(min(self._changed_at + poll_s, deadline) - time.monotonic(), 0))
         while not self._closed:
-            with self._read_lock:
-                try:
-                    (version,) = self._reader.execute("PRAGMA data_version").fetchone()
-                except sqlite3.Error:
-                    return
-            if version != self._data_version:
-                self._data_version = version
+            if self._data_version_changed():
+                self._changed_at = time.monotonic()
                 return
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
             if remaining <= 0:
                 return
-            time.sleep(min(self.poll_interval_ms / 1000, remaining))
+            if file_changes is None:
+                time.sleep(min(poll_s, remaining))
+            elif file_changes.wait(min(poll_s, remaining) if now < self._settling_until else remaining):
+                self._settling_until = time.monotonic() + COMMIT_SETTLE_S
+
+    def _watched_files(self) -> FileChanges | None:
+        """The inotify watch of the state file and its WAL, opened on the first call (before
+        the first look at ``data_version`` that it is to follow); None where there is none."""
+        with self._read_lock:
+            if not self._file_changes_opened and not self._closed:
+                self._file_changes_opened = True
+                directory, name = os.path.split(self._real_path)
+                self._file_changes = watch_file_changes(directory, (name, name + "-wal"))
+            return self._file_changes
+
+    def _data_version_changed(self) -> bool:
+        """Whether another connection committed since the last look; True as well when the
+        file cannot be read, so that the caller's read says why."""
+        with self._read_lock:
+            try:
+                (version,) = self._reader.execute("PRAGMA data_version").fetchone()
+            except sqlite3.Error:
+                return True
+        changed, self._data_version = version != self._data_version, version
+        return changed
+
+    def _announce_commit(self) -> None:
+        """Tell other processes' followers that a commit is visible: touching the WAL's times is
+        reported by inotify (IN_ATTRIB) after the commit, where the WAL's write came before it.
+        Best effort: a follower that misses it still finds the commit by looking."""
+        try:
+            os.utime(self._real_path + "-wal")
+        except OSError:
+            pass
 
     def close(self) -> None:
         if self._closed:
@@ -311,6 +369,8 @@ class SqliteStateStore:
         with self._write_lock, self._read_lock:
             self._writer.close()
             self._reader.close()
+            if self._file_changes is not None:
+                self._file_changes.close()  # ends a follower's wait
 
 
 _STATEMENTS = {
@@ -341,6 +401,7 @@ class _SqliteTransaction:
 
     def __init__(self, store: SqliteStateStore):
         self._store = store
+        self._appended = False
 
     def __enter__(self) -> _SqliteTransaction:
         store = self._store
@@ -361,6 +422,7 @@ class _SqliteTransaction:
         return self
 
     def append(self, records: Sequence[Record]) -> int:
+        self._appended = True
         cursor = self.cursor
         start, latest = cursor.execute("SELECT start, latest FROM log_offsets").fetchone()
         offset = latest
@@ -390,6 +452,8 @@ class _SqliteTransaction:
             raise StateError(f"the state file {store.path!r} could not be written: {error}") from error
         finally:
             store._write_lock.release()
+        if exc_type is None and self._appended:
+            store._announce_commit()
         if isinstance(exc, sqlite3.Error):
             # Rolled back above; say so in the store's own terms.
             raise StateError(f"the state file {store.path!r} could not be written: {exc}") from exc

@@ -167,6 +167,19 @@ def test_a_commit_or_a_close_just_before_the_wait_is_not_missed(backend):
     assert time.monotonic() - started < 1
 
 
+def test_a_close_ends_a_wait_in_progress(backend):
+    """A follower waits seconds at a time for a change; closing its store must not wait them out."""
+    store = backend.open()
+    store.wait_for_change(0.05)  # settle what it has seen so far
+    waiter = threading.Thread(target=store.wait_for_change, args=(30,))
+    waiter.start()
+    time.sleep(0.2)  # in its wait
+    started = time.monotonic()
+    store.close()
+    waiter.join(5)
+    assert not waiter.is_alive() and time.monotonic() - started < 1
+
+
 @pytest.mark.slow
 def test_concurrent_writers_get_gap_free_offsets(backend):
     # Two connections to one location; in memory, two threads on one store.
