@@ -10,6 +10,7 @@ Sans I/O.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping
 
 from kafkasec.protocol import wire
@@ -38,10 +39,18 @@ an answer without it names none, and passes unread."""
 def names_brokers(api_key: int, version: int, frame: bytes) -> bool:
     """Whether the answer ``frame`` to a request of ``api_key`` v``version`` may name brokers.
     InvalidRequestError if it is not a well-formed answer where that had to be read."""
-    if api_key not in _BROKER_FIELDS:
+    if not _may_name_brokers(api_key, version):
         return False
     tag = _TAGGED.get(api_key)
     return tag is None or tag in wire.response_tags(frame, api_key, version)
+
+
+@functools.lru_cache(maxsize=None)
+def _may_name_brokers(api_key: int, version: int) -> bool:
+    """Whether the answer's schema at ``version`` has a field that names brokers (a Produce
+    before v10 has no node_endpoints: its answer is not walked to look for them)."""
+    schema = wire.response_schema(api_key, version)
+    return any(field is None or field in field_names(schema) for field, _ in _BROKER_FIELDS.get(api_key, ()))
 
 
 def _entries(response, field: str | None, id_field: str):
