@@ -108,5 +108,14 @@ class ApiKey(enum.IntEnum):
         """Kafka's own spelling (``CreateAcls``), for logs and errors."""
         return "".join(part.capitalize() for part in self.name.split("_"))
 
+    @classmethod
+    def title_of(cls, api_key: int) -> str:
+        """The title of ``api_key``, or ``API key N`` for a number Kafka has no API for (what a
+        client may send, for logs and tables)."""
+        try:
+            return cls(api_key).title
+        except ValueError:
+            return f"API key {api_key}"
+
 
 __all__ = ["ApiKey"]

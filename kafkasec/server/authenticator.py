@@ -65,14 +65,6 @@ and any other request fails it (out of turn). Bare SASL tokens (after SaslHandsh
 as SaslAuthenticate."""
 
 
-def _api_name(api_key: int) -> str:
-    """The table's name for a request's API: its title, or its number for an unknown one."""
-    try:
-        return ApiKey(api_key).title
-    except ValueError:
-        return f"API key {api_key}"
-
-
 @frozen
 class Reply:
     """What the endpoint does after a frame: send ``frame`` (if any) once ``delay_ms`` have
@@ -157,7 +149,7 @@ class Authenticator:
             return self._bare_token(frame)
         try:
             api_key, version = wire.peek_api(frame)
-            self._event = _api_name(api_key)
+            self._event = ApiKey.title_of(api_key)
             if not _TRANSITIONS.allows(self._state, self._event):
                 during = "authentication" if self._state is AuthenticatorState.AUTHENTICATE else "handshake"
                 return self._fail(f"Unexpected Kafka request with API key {api_key} during SASL {during}")

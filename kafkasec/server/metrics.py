@@ -168,13 +168,6 @@ def _observe(counts: dict, key: tuple, seconds: float) -> None:
     entry[1] += seconds
 
 
-def _api_name(api_key: int) -> str:
-    try:
-        return ApiKey(api_key).title
-    except ValueError:
-        return str(api_key)
-
-
 class _ScrapeTimeCollector:
     """What is read when Prometheus asks: the threads' counts of decisions and requests, the
     ACL count, the open connections by listener, and where this process stands in the
@@ -221,7 +214,7 @@ class _ScrapeTimeCollector:
             "some or all of it refused, by an ACL or as malformed; error: answered with an error or by closing)",
             labels=["request", "result"])
         for (api_key, result), count in sorted(requests.items()):
-            family.add_metric([_api_name(api_key), result], count)
+            family.add_metric([ApiKey.title_of(api_key), result], count)
         yield family
         for kind, name, what in (
             ("total", "kafkasec_network_request_total_time_seconds",
@@ -238,7 +231,7 @@ class _ScrapeTimeCollector:
                 for bound, count in zip([*map(str, LATENCY_BUCKETS_S), "+Inf"], buckets):
                     running += count
                     cumulative.append((bound, running))
-                histogram.add_metric([_api_name(api_key)], cumulative, sum_value=total)
+                histogram.add_metric([ApiKey.title_of(api_key)], cumulative, sum_value=total)
             yield histogram
 
     def collect(self) -> Iterable[Any]:
