@@ -32,7 +32,7 @@ import sys
 from kafkasec.cli.config import open_security
 from kafkasec.cli.log_format import LOG_FORMATS, configure_logging
 from kafkasec.cli.options import CommandError, UsageError, global_options
-from kafkasec.settings import CONTROLLER_LISTENER_NAMES, SECURITY_PROTOCOLS, parse_count, parse_list, parse_milliseconds
+from kafkasec.settings import CONTROLLER_LISTENER_NAMES, SECURITY_PROTOCOLS, parse_count, parse_milliseconds
 
 CONTROLLER_LISTENER = "CONTROLLER"
 SHUTDOWN_TIMEOUT_MS = "kafkasec.server.shutdown.timeout.ms"
@@ -264,7 +264,7 @@ async def _stop_gracefully(endpoints, grace_ms: int, stop_now: asyncio.Event) ->
 def _operations(security, endpoints):
     """The metrics of this process, observing every authorization, and the HTTP port that
     serves them with /healthz and /readyz (kafkasec.metrics.port)."""
-    from kafkasec.server.gateway import UPSTREAM_BOOTSTRAP_SERVERS
+    from kafkasec.server.gateway import UPSTREAM_BOOTSTRAP_SERVERS, upstream_settings
     from kafkasec.server.metrics import ServerMetrics
     from kafkasec.server.operations_http import METRICS_HOST, METRICS_PORT, OperationsServer
 
@@ -272,6 +272,8 @@ def _operations(security, endpoints):
     try:
         metrics = ServerMetrics.from_config(security)
         port = parse_count(config, METRICS_PORT, 0, unit="port")
+        # The upstream's addresses as the gateway reads them (HOST:PORT, IPv6 in brackets).
+        upstream = upstream_settings(config).bootstrap_servers if config.get(UPSTREAM_BOOTSTRAP_SERVERS) else []
     except ValueError as error:
         raise UsageError(str(error)) from None
     security.authorization.observe_results(metrics.authorized)
@@ -279,9 +281,8 @@ def _operations(security, endpoints):
         ("security state loaded and followed", lambda: security.ready),
         ("listeners open", lambda: bool(endpoints) and all(endpoint.listening for endpoint in endpoints)),
     ]
-    upstream = config.get(UPSTREAM_BOOTSTRAP_SERVERS)
     if upstream:
-        readiness.append(("upstream answers", lambda: _any_answers(parse_list(upstream))))
+        readiness.append(("upstream answers", lambda: _any_answers(upstream)))
     operations = OperationsServer(metrics, readiness, host=str(config.get(METRICS_HOST) or "127.0.0.1"), port=port)
     try:
         operations.start()
@@ -291,14 +292,13 @@ def _operations(security, endpoints):
     return metrics, operations
 
 
-def _any_answers(addresses: list[str]) -> bool:
-    """Whether one of ``addresses`` (HOST:PORT) accepts a TCP connection within a second."""
+def _any_answers(addresses) -> bool:
+    """Whether one of ``addresses`` ((host, port) pairs) accepts a TCP connection within a second."""
     for address in addresses:
-        host, _, port = address.rpartition(":")
         try:
-            socket.create_connection((host, int(port)), timeout=1).close()
+            socket.create_connection(address, timeout=1).close()
             return True
-        except (OSError, ValueError):
+        except OSError:
             continue
     return False
 
