@@ -4,6 +4,8 @@ Tansu, the gateway's process CPU (user and system) divided by the requests.
     python benchmarks/bench_gateway_request.py                       # this tree, asyncio and uvloop
     python benchmarks/bench_gateway_request.py --rev 8e70bcc         # and an earlier commit, side by side
     python benchmarks/bench_gateway_request.py --requests 500 --rounds 1   # quick
+    python benchmarks/bench_gateway_request.py --event-loop uvloop --byte-pipe        # and the floor of any proxy here
+    python benchmarks/bench_gateway_request.py --acls 10000 --compare-gc-freeze       # a state of some size, frozen or not
 
 Each measurement is a child process that runs the gateway (``GatewayEndpoint``, SASL_PLAINTEXT,
 the user ``alice`` allowed WRITE on the topic ``bench`` by an ACL, so every request is really
@@ -18,8 +20,18 @@ client is another process, so its work is not counted. Two loads:
 ``--compare-metrics`` measures each configuration with the gateway's Prometheus metrics
 (``ServerMetrics``, every decision and request counted) off and on.
 
+The gateway opens its state as ``kafkasec serve`` does (written first, then loaded whole), with
+``--acls`` more ACLs in it (on other topics, for other users), and freezes its heap as serve
+does once its listeners are up (``kafkasec.server.gc.freeze``; ``--compare-gc-freeze``: on and
+off). After each run the process times one full garbage collection: the stall that one would
+cause when it came (the table's last column; the one before counts the collections during the run).
+
+``--byte-pipe`` adds a proxy that only copies bytes between the client and Tansu (asyncio
+Protocols, no parsing, no login, no security): what the same load costs a proxy that does
+nothing, the floor of any proxy's CPU per request on the machine (its system calls, mostly).
+
 The figure is the gateway process's CPU time (os.times: user + system, every thread) over the
-requests, after a warm-up. The configurations (``--event-loop`` choices, and ``--rev``'s tree)
+requests, after a warm-up. The configurations (``--event-loop`` choices, ``--rev``'s tree ...)
 run in alternation, ``--rounds`` times, so that a noisy neighbour hurts all alike; the table
 shows each one's median and its ratio to the first.
 """
@@ -33,6 +45,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
@@ -42,8 +55,51 @@ from compare_revisions import IMPORT_TREE_UNDER_TEST, revision_worktree  # noqa:
 
 from tansu_support import TansuBroker  # noqa: E402
 
+MEASURE = r"""
+def measured(host, port, load):
+    '''This process's CPU per request while a client process runs ``load`` against host:port.'''
+    client = subprocess.Popen([sys.executable, "-c", CLIENT, host, str(port), json.dumps(load)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert client.stdout.readline().strip() == "ready"
+    collections_before = sum(generation["collections"] for generation in gc.get_stats())
+    before = os.times()
+    client.stdin.write("go\n")
+    client.stdin.flush()
+    result = json.loads(client.stdout.readline())
+    after = os.times()
+    client.wait()
+    collections = sum(generation["collections"] for generation in gc.get_stats()) - collections_before
+    started = time.perf_counter()
+    gc.collect()  # what a full collection would stop this process for, once it came
+    full_collection_ms = (time.perf_counter() - started) * 1e3
+    cpu = (after.user - before.user) + (after.system - before.system)
+    return {"cpu_us": cpu * 1e6 / result["requests"], "wall_us": result["wall_s"] * 1e6 / result["requests"],
+            "rate": result["requests"] / result["wall_s"], "collections": collections,
+            "full_collection_ms": full_collection_ms}
+
+def new_loop():
+    if EVENT_LOOP == "uvloop":
+        import uvloop
+        return uvloop.new_event_loop()
+    return asyncio.new_event_loop()
+
+def loop_in_thread():
+    loop = new_loop()
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    return loop
+
+async def create_topic(host, port, login):
+    connection = await KafkaConnection.open(host, port)
+    async with connection:
+        if login:
+            await connection.login("SCRAM-SHA-256", "admin", "admin-secret")
+        schema = wire.request_schema(ApiKey.CREATE_TOPICS, 5)
+        topic = wire.build(wire.item_type(schema, "topics"), name="bench", num_partitions=1, replication_factor=1)
+        await connection.request(wire.build(schema, topics=(topic,), timeout=datetime.timedelta(seconds=10)))
+"""
+
 GATEWAY = IMPORT_TREE_UNDER_TEST + r"""
-import asyncio, datetime, json, os, subprocess, sys, tempfile
+import asyncio, datetime, gc, json, os, subprocess, sys, tempfile, threading, time
 sys.path[:0] = [TREE, TESTS]  # the tree measured first, before the directory it runs in
 import kafkasec
 from kafkasec import AclBinding
@@ -53,52 +109,86 @@ from kafkasec.server import KafkaConnection
 from kafkasec.server.gateway import Gateway, GatewayEndpoint
 import server_support
 from gateway_support import gateway_security
-
-def new_loop():
-    if EVENT_LOOP == "uvloop":
-        import uvloop
-        return uvloop.new_event_loop()
-    return asyncio.new_event_loop()
-
-async def create_topic(endpoint):
-    connection = await KafkaConnection.open(endpoint.host, endpoint.port)
-    async with connection:
-        await connection.login("SCRAM-SHA-256", "admin", "admin-secret")
-        schema = wire.request_schema(ApiKey.CREATE_TOPICS, 5)
-        topic = wire.build(wire.item_type(schema, "topics"), name="bench", num_partitions=1, replication_factor=1)
-        await connection.request(wire.build(schema, topics=(topic,), timeout=datetime.timedelta(seconds=10)))
-
+""" + MEASURE + r"""
 def main():
-    directory = tempfile.mkdtemp()
-    security = gateway_security(os.path.join(directory, "state.db"), UPSTREAM)
-    server_support.add_users(security)
-    security.create_acls([AclBinding.of("TOPIC", "bench", "LITERAL", "User:alice", "*", operation, "ALLOW")
-                          for operation in ("WRITE", "DESCRIBE")])
-    loop = new_loop()
-    import threading
-    threading.Thread(target=loop.run_forever, daemon=True).start()
+    state = os.path.join(tempfile.mkdtemp(), "state.db")
+    writer = gateway_security(state, UPSTREAM)
+    server_support.add_users(writer)
+    writer.create_acls([AclBinding.of("TOPIC", "bench", "LITERAL", "User:alice", "*", operation, "ALLOW")
+                        for operation in ("WRITE", "DESCRIBE")])
+    for start in range(0, ACLS, 10_000):  # a state of some size: ACLs on other topics, for other users
+        writer.create_acls([AclBinding.of("TOPIC", f"other-{n}", "LITERAL", f"User:user-{n % 1000}", "*", "READ", "ALLOW")
+                            for n in range(start, min(ACLS, start + 10_000))])
+    writer.close()
+    del writer
+    gc.collect()
+    # The gateway opens the state as kafkasec serve does: loaded whole at start.
+    security = gateway_security(state, UPSTREAM, **{"kafkasec.server.gc.freeze": GC_FREEZE})
+    loop = loop_in_thread()
     options = {}
     if METRICS:
         from kafkasec.server.metrics import ServerMetrics
         options["metrics"] = ServerMetrics(security)
         security.authorization.observe_results(options["metrics"].authorized)
     endpoint = asyncio.run_coroutine_threadsafe(GatewayEndpoint(security, Gateway(security), **options).start(), loop).result()
-    asyncio.run_coroutine_threadsafe(create_topic(endpoint), loop).result()
-    client = subprocess.Popen([sys.executable, "-c", CLIENT, endpoint.host, str(endpoint.port), json.dumps(LOAD)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert client.stdout.readline().strip() == "ready"
-    before = os.times()
-    client.stdin.write("go\n")
-    client.stdin.flush()
-    result = json.loads(client.stdout.readline())
-    after = os.times()
-    client.wait()
-    cpu = (after.user - before.user) + (after.system - before.system)
+    asyncio.run_coroutine_threadsafe(create_topic(endpoint.host, endpoint.port, True), loop).result()
+    try:
+        from kafkasec.server.heap import freeze_startup_heap
+    except ImportError:  # a commit from before it: its serve froze nothing
+        pass
+    else:
+        freeze_startup_heap(security.config)  # as kafkasec serve does once its listeners are up
+    result = measured(endpoint.host, endpoint.port, {**LOAD, "login": True})
     assert kafkasec.__file__.startswith(TREE), (kafkasec.__file__, TREE)
-    print(json.dumps({"cpu_us": cpu * 1e6 / result["requests"], "wall_us": result["wall_s"] * 1e6 / result["requests"],
-                      "rate": result["requests"] / result["wall_s"]}))
+    print(json.dumps(result))
     asyncio.run_coroutine_threadsafe(endpoint.stop(), loop).result()
     security.close()
+
+main()
+"""
+
+BYTE_PIPE = r"""
+import asyncio, datetime, gc, json, os, subprocess, sys, threading, time
+sys.path[:0] = [TESTS]
+from kafkasec.protocol import wire
+from kafkasec.protocol.api_keys import ApiKey
+from kafkasec.server import KafkaConnection
+""" + MEASURE + r"""
+class Side(asyncio.Protocol):
+    '''One end of a piped connection: what it receives is written to the other end, as is.'''
+    def __init__(self):
+        self.transport = self.other = None
+        self.early = []  # what the client sent before the upstream connection was open
+    def connection_made(self, transport):
+        self.transport = transport
+    def data_received(self, data):
+        if self.other is None:
+            self.early.append(data)
+        else:
+            self.other.transport.write(data)
+    def connection_lost(self, exc):
+        if self.other is not None:
+            self.other.transport.close()
+
+async def serve(upstream_host, upstream_port):
+    loop = asyncio.get_running_loop()
+    def accepted():
+        client = Side()
+        async def connect():
+            _, upstream = await loop.create_connection(Side, upstream_host, upstream_port)
+            upstream.other, client.other = client, upstream
+            for data in client.early:
+                upstream.transport.write(data)
+        loop.create_task(connect())
+        return client
+    return await loop.create_server(accepted, "127.0.0.1", 0)
+
+def main():
+    host, port = UPSTREAM.rsplit(":", 1)
+    loop = loop_in_thread()
+    server = asyncio.run_coroutine_threadsafe(serve(host, int(port)), loop).result()
+    asyncio.run_coroutine_threadsafe(create_topic(host, int(port), False), loop).result()
+    print(json.dumps(measured("127.0.0.1", server.sockets[0].getsockname()[1], {**LOAD, "login": False})))
 
 main()
 """
@@ -136,7 +226,8 @@ async def connection_load(connection, requests, in_flight):
 async def main():
     connections = [await KafkaConnection.open(host, port, client_id="bench") for _ in range(load["connections"])]
     for connection in connections:
-        await connection.login("SCRAM-SHA-256", "alice", "alice-secret")
+        if load["login"]:
+            await connection.login("SCRAM-SHA-256", "alice", "alice-secret")
     await asyncio.gather(*(connection_load(c, load["warmup"], load["in_flight"]) for c in connections))
     print("ready", flush=True)
     sys.stdin.readline()
@@ -149,12 +240,31 @@ asyncio.run(main())
 """
 
 
-def measure(tree: Path, upstream: str, event_loop: str, metrics: bool, load: dict) -> dict:
-    """One child process: the gateway of ``tree`` on ``event_loop`` (with its metrics or not) under ``load``."""
+class Configuration(NamedTuple):
+    """What one measurement runs: the gateway of a tree, or (``tree`` None) the byte pipe."""
+
+    tree_name: str
+    tree: Path | None
+    event_loop: str
+    metrics: bool = False
+    gc_freeze: bool = True
+
+    @property
+    def label(self) -> str:
+        if self.tree is None:
+            return f"byte pipe | {self.event_loop} | - | -"
+        return f"{self.tree_name} | {self.event_loop} | {'on' if self.metrics else 'off'} | {'on' if self.gc_freeze else 'off'}"
+
+
+def measure(configuration: Configuration, upstream: str, load: dict, acls: int) -> dict:
+    """One child process: ``configuration``'s server under ``load`` (a gateway's state holding
+    ``acls`` more ACLs), its CPU per request."""
+    tree = configuration.tree or ROOT
     constants = (f"TREE = {str(tree)!r}\nTESTS = {str(ROOT / 'tests')!r}\nUPSTREAM = {upstream!r}\n"
-                 f"EVENT_LOOP = {event_loop!r}\nMETRICS = {metrics!r}\nLOAD = {load!r}\n")
+                 f"EVENT_LOOP = {configuration.event_loop!r}\nMETRICS = {configuration.metrics!r}\n"
+                 f"GC_FREEZE = {str(configuration.gc_freeze).lower()!r}\nLOAD = {load!r}\nACLS = {acls!r}\n")
     client = f"TESTS = {str(ROOT / 'tests')!r}\n" + CLIENT
-    script = constants + f"CLIENT = {client!r}\n" + GATEWAY
+    script = constants + f"CLIENT = {client!r}\n" + (GATEWAY if configuration.tree is not None else BYTE_PIPE)
     environment = {**os.environ, "PYTHONPATH": str(tree)}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment, timeout=600,
                           cwd=tree)
@@ -163,39 +273,52 @@ def measure(tree: Path, upstream: str, event_loop: str, metrics: bool, load: dic
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def configurations(args, trees: dict[str, Path]) -> list[Configuration]:
+    """Every tree on every event loop; metrics and the heap's freeze both ways where asked
+    (this tree's only: an earlier commit is measured as it was); the byte pipe last."""
+    chosen = []
+    for tree_name, tree in trees.items():
+        for event_loop in args.event_loop:
+            for metrics in (False, True) if args.compare_metrics and tree == ROOT else (False,):
+                for gc_freeze in (True, False) if args.compare_gc_freeze and tree == ROOT else (True,):
+                    chosen.append(Configuration(tree_name, tree, event_loop, metrics, gc_freeze))
+    if args.byte_pipe:
+        chosen += [Configuration("byte pipe", None, event_loop) for event_loop in args.event_loop]
+    return chosen
+
+
 def run(args, trees: dict[str, Path]) -> None:
     loads = {
         "one at a time": {"connections": 1, "in_flight": 1, "requests": args.requests, "warmup": args.warmup},
         "pipelined": {"connections": args.connections, "in_flight": args.in_flight,
                       "requests": args.requests, "warmup": args.warmup},
     }
-    metrics_choices = (False, True) if args.compare_metrics else (False,)
-    # Metrics are this tree's: an earlier commit is measured without them.
-    configurations = [(tree_name, event_loop, metrics) for tree_name in trees for event_loop in args.event_loop
-                      for metrics in metrics_choices if not metrics or trees[tree_name] == ROOT]
-    samples: dict[tuple, list[dict]] = {(load, *configuration): [] for load in loads for configuration in configurations}
+    measured = configurations(args, trees)
+    samples: dict[tuple[str, Configuration], list[dict]] = {(load, c): [] for load in loads for c in measured}
     with TansuBroker() as tansu:
         for _ in range(args.rounds):
             for load_name, load in loads.items():
-                for tree_name, event_loop, metrics in configurations:
-                    samples[(load_name, tree_name, event_loop, metrics)].append(
-                        measure(trees[tree_name], tansu.bootstrap, event_loop, metrics, load))
+                for configuration in measured:
+                    samples[(load_name, configuration)].append(measure(configuration, tansu.bootstrap, load, args.acls))
     print(f"machine: {machine()}")
     print(f"{args.rounds} rounds; {args.requests} single-record Produce requests per connection; pipelined: "
-          f"{args.connections} connections x {args.in_flight} in flight\n")
-    print("| load | tree | event loop | metrics | gateway CPU µs/request | ratio | requests/s | wall µs/request |")
-    print("|---|---|---|---|---:|---:|---:|---:|")
+          f"{args.connections} connections x {args.in_flight} in flight; {args.acls:,} more ACLs in the state\n")
+    print("| load | tree | event loop | metrics | gc freeze | CPU µs/request | ratio | requests/s | wall µs/request "
+          "| GC collections in the run | a full collection's pause, ms |")
+    print("|---|---|---|---|---|---:|---:|---:|---:|---:|---:|")
     for load_name in loads:
         first = None
-        for tree_name, event_loop, metrics in configurations:
-            runs = samples[(load_name, tree_name, event_loop, metrics)]
+        for configuration in measured:
+            runs = samples[(load_name, configuration)]
             cpu = statistics.median(run["cpu_us"] for run in runs)
             first = first or cpu
             rate = statistics.median(run["rate"] for run in runs)
             wall = statistics.median(run["wall_us"] for run in runs)
             ratio = f"{cpu / first:.2f}x" if first else "n/a"  # a short run may read no CPU tick at all
-            print(f"| {load_name} | {tree_name} | {event_loop} | {'on' if metrics else 'off'} | {cpu:.0f} | "
-                  f"{ratio} | {rate:,.0f} | {wall:.0f} |")
+            collections = statistics.median(run["collections"] for run in runs)
+            pause = statistics.median(run["full_collection_ms"] for run in runs)
+            print(f"| {load_name} | {configuration.label} | {cpu:.0f} | {ratio} | {rate:,.0f} | {wall:.0f} | "
+                  f"{collections:.0f} | {pause:.1f} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -211,6 +334,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rev", help="also measure this earlier commit (a git worktree of it), side by side")
     parser.add_argument("--compare-metrics", action="store_true",
                         help="each configuration with its Prometheus metrics off and on (this tree's ServerMetrics)")
+    parser.add_argument("--compare-gc-freeze", action="store_true",
+                        help="each configuration with kafkasec.server.gc.freeze on and off (this tree's)")
+    parser.add_argument("--acls", type=int, default=0,
+                        help="ACLs on other topics for other users in the gateway's state (a state of some size)")
+    parser.add_argument("--byte-pipe", action="store_true",
+                        help="also a proxy that copies bytes and does nothing else: the floor of any proxy's cost here")
     args = parser.parse_args(argv)
     args.event_loop = args.event_loop or ["asyncio", "uvloop"]
     if args.rev is None:

@@ -263,6 +263,8 @@ BUILTIN_SETTINGS = (
        "count refusals per principal for this many principals (the rest as 'other'); 0: not per principal"),
     _s("kafkasec.server.event.loop", "string", "auto", "kafkasec.server",
        "auto (uvloop where installed), uvloop or asyncio: the event loop kafkasec serve runs"),
+    _s("kafkasec.server.gc.freeze", "boolean", True, "kafkasec.server",
+       "kafkasec serve leaves what it loaded at start out of garbage collection (gc.freeze): no pause of a full collection over the ACLs"),
     # The gateway (kafkasec serve --upstream): every other kafkasec.upstream.* key is a client
     # property of the gateway's login upstream (security.protocol, sasl.*, ssl.*).
     _s("kafkasec.upstream.bootstrap.servers", "list", None, "kafkasec.server.gateway",

@@ -77,7 +77,8 @@ SMOKE_RUNS = [
                                   "--omb-warmup-seconds", "0.5"),
              ("confluent_kafka", "psutil", "kio"), variant="gateway"),
     SmokeRun("bench_gateway_request.py", ("--requests", "300", "--warmup", "20", "--connections", "2", "--in-flight", "2",
-                                          "--rounds", "1", "--event-loop", "asyncio"), ("kio",)),
+                                          "--rounds", "1", "--event-loop", "asyncio", "--byte-pipe", "--compare-gc-freeze",
+                                          "--acls", "50"), ("kio",)),
 ]
 
 

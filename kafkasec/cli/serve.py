@@ -177,6 +177,7 @@ async def _serve(args, security, catalogue) -> None:
     from kafkasec.server.certificates import reload_listener_certificates
     from kafkasec.server.event_loop import loop_name
     from kafkasec.server.gateway import GatewayEndpoint
+    from kafkasec.server.heap import freeze_startup_heap
     from kafkasec.server.listeners import Listener, parse_listeners
     from kafkasec.server.operations_http import METRICS_PORT
 
@@ -236,6 +237,7 @@ async def _serve(args, security, catalogue) -> None:
                 bootstrap = await start(GatewayEndpoint(security, gateway, **where))
                 for node_id, broker in sorted(bootstrap.broker_listeners.items()):
                     print(f"kafkasec serve: {listener.name} upstream broker {node_id} at {broker.bootstrap}", flush=True)
+        freeze_startup_heap(security.config)
         await stop.wait()
         await _stop_gracefully(started, parse_milliseconds(security.config, SHUTDOWN_TIMEOUT_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS),
                                stop_now)

@@ -4,6 +4,7 @@ SIGTERM, and refuses bad command lines clearly."""
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -184,6 +185,23 @@ def test_serve_runs_on_the_event_loop_its_setting_names(files, event_loop):
         process.send_signal(signal.SIGTERM)
         assert process.wait(10) == 0
     assert f"event loop: {event_loop}" in process.stderr.read()
+
+
+@pytest.mark.parametrize("gc_freeze", ["true", "false"])
+def test_serve_leaves_what_it_loaded_out_of_garbage_collection_unless_told_not_to(files, gc_freeze):
+    properties = files / "server.properties"
+    properties.write_text(properties.read_text(encoding="utf-8") + f"kafkasec.server.gc.freeze={gc_freeze}\n", encoding="utf-8")
+    process, listeners = start(files)
+    try:
+        assert run(topics_and_acl_change(Address(listeners["SASL_PLAINTEXT"]))) == (["audit", "orders"], 0)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(10) == 0
+    frozen = re.search(r"(\d+) objects loaded at start are left out of garbage collection", process.stderr.read())
+    if gc_freeze == "true":
+        assert frozen is not None and int(frozen.group(1)) > 10_000
+    else:
+        assert frozen is None
 
 
 def test_serve_logs_a_refused_login_at_info(files):
