@@ -10,12 +10,16 @@ Tansu, the gateway's process CPU (user and system) divided by the requests.
 Each measurement is a child process that runs the gateway (``GatewayEndpoint``, SASL_PLAINTEXT,
 the user ``alice`` allowed WRITE on the topic ``bench`` by an ACL, so every request is really
 authorized) on its event loop in a background thread, in front of one Tansu that all share; the
-client is another process, so its work is not counted. Two loads:
+client is another process, so its work is not counted. Four loads:
 
 - ``one at a time``: one connection sends a Produce (v9, acks=1, one record of 100 bytes) and
   waits for its answer before the next, as a producer with linger.ms=0 at a low rate does;
 - ``pipelined``: ``--connections`` connections each keep ``--in-flight`` requests outstanding,
-  as fast as the gateway answers (a saturating rate).
+  as fast as the gateway answers (a saturating rate);
+- ``batched produce``: one connection, ``--in-flight`` outstanding, each Produce one batch of
+  ``--batch-records`` records of 1 KiB (64 KiB), a third as many requests;
+- ``fetch``: the same, each a Fetch (v12) of up to ``--fetch-bytes`` (1 MiB) of the batches
+  that connection wrote first: the consumer's side (the table shows the answers' size).
 
 ``--compare-metrics`` measures each configuration with the gateway's Prometheus metrics
 (``ServerMetrics``, every decision and request counted) off and on.
@@ -23,7 +27,8 @@ client is another process, so its work is not counted. Two loads:
 The gateway opens its state as ``kafkasec serve`` does (written first, then loaded whole), with
 ``--acls`` more ACLs in it (on other topics, for other users), and freezes its heap as serve
 does once its listeners are up (``kafkasec.server.gc.freeze``; ``--compare-gc-freeze``: on and
-off). After each run the process times one full garbage collection: the stall that one would
+off), and tunes glibc's malloc as serve does (``kafkasec.server.malloc.mmap.threshold``;
+``--compare-malloc``: at its default and 0). After each run the process times one full garbage collection: the stall that one would
 cause when it came (the table's last column; the one before counts the collections during the run).
 
 ``--byte-pipe`` adds a proxy that only copies bytes between the client and Tansu (asyncio
@@ -74,7 +79,7 @@ def measured(host, port, load):
     full_collection_ms = (time.perf_counter() - started) * 1e3
     cpu = (after.user - before.user) + (after.system - before.system)
     return {"cpu_us": cpu * 1e6 / result["requests"], "wall_us": result["wall_s"] * 1e6 / result["requests"],
-            "rate": result["requests"] / result["wall_s"], "collections": collections,
+            "rate": result["requests"] / result["wall_s"], "answer_bytes": result["answer_bytes"], "collections": collections,
             "full_collection_ms": full_collection_ms}
 
 def new_loop():
@@ -115,7 +120,7 @@ def main():
     writer = gateway_security(state, UPSTREAM)
     server_support.add_users(writer)
     writer.create_acls([AclBinding.of("TOPIC", "bench", "LITERAL", "User:alice", "*", operation, "ALLOW")
-                        for operation in ("WRITE", "DESCRIBE")])
+                        for operation in ("WRITE", "READ", "DESCRIBE")])
     for start in range(0, ACLS, 10_000):  # a state of some size: ACLs on other topics, for other users
         writer.create_acls([AclBinding.of("TOPIC", f"other-{n}", "LITERAL", f"User:user-{n % 1000}", "*", "READ", "ALLOW")
                             for n in range(start, min(ACLS, start + 10_000))])
@@ -123,7 +128,7 @@ def main():
     del writer
     gc.collect()
     # The gateway opens the state as kafkasec serve does: loaded whole at start.
-    security = gateway_security(state, UPSTREAM, **{"kafkasec.server.gc.freeze": GC_FREEZE})
+    security = gateway_security(state, UPSTREAM, **SETTINGS)
     loop = loop_in_thread()
     options = {}
     if METRICS:
@@ -132,12 +137,19 @@ def main():
         security.authorization.observe_results(options["metrics"].authorized)
     endpoint = asyncio.run_coroutine_threadsafe(GatewayEndpoint(security, Gateway(security), **options).start(), loop).result()
     asyncio.run_coroutine_threadsafe(create_topic(endpoint.host, endpoint.port, True), loop).result()
+    # What kafkasec serve does to its process, where the tree measured does it.
     try:
         from kafkasec.server.heap import freeze_startup_heap
     except ImportError:  # a commit from before it: its serve froze nothing
         pass
     else:
-        freeze_startup_heap(security.config)  # as kafkasec serve does once its listeners are up
+        freeze_startup_heap(security.config)
+    try:
+        from kafkasec.server.heap import tune_allocator
+    except ImportError:  # its serve left glibc's malloc as it was
+        pass
+    else:
+        tune_allocator(security.config)
     result = measured(endpoint.host, endpoint.port, {**LOAD, "login": True})
     assert kafkasec.__file__.startswith(TREE), (kafkasec.__file__, TREE)
     print(json.dumps(result))
@@ -202,39 +214,69 @@ from kafkasec.server import KafkaConnection
 from record_batches import record_batch
 
 host, port, load = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
-schema = wire.request_schema(ApiKey.PRODUCE, 9)
-topic_type = wire.item_type(schema, "topic_data")
-partition = wire.build(wire.item_type(topic_type, "partition_data"), index=0, records=record_batch([(None, bytes(100))]))
-body = wire.build(schema, acks=1, timeout=datetime.timedelta(seconds=30),
-                  topic_data=(wire.build(topic_type, name="bench", partition_data=(partition,)),))
-FRAME = wire.size_prefixed(wire.encode_request(body, correlation_id=1, client_id="bench"))
 
-async def connection_load(connection, requests, in_flight):
+def produce(records):
+    schema = wire.request_schema(ApiKey.PRODUCE, 9)
+    topic_type = wire.item_type(schema, "topic_data")
+    partition = wire.build(wire.item_type(topic_type, "partition_data"), index=0, records=record_batch(records))
+    return wire.build(schema, acks=1, timeout=datetime.timedelta(seconds=30),
+                      topic_data=(wire.build(topic_type, name="bench", partition_data=(partition,)),))
+
+def fetch(offset, max_bytes):
+    schema = wire.request_schema(ApiKey.FETCH, 12)
+    topic_type = wire.item_type(schema, "topics")
+    partition = wire.build(wire.item_type(topic_type, "partitions"), partition=0, current_leader_epoch=-1, fetch_offset=offset,
+                           last_fetched_epoch=-1, log_start_offset=-1, partition_max_bytes=max_bytes)
+    # Answered at once when the topic has records; Tansu answers nothing to a max_wait of 0.
+    return wire.build(schema, replica_id=-1, max_wait=datetime.timedelta(milliseconds=100), min_bytes=1, max_bytes=max_bytes,
+                      session_epoch=-1, topics=(wire.build(topic_type, topic="bench", partitions=(partition,)),))
+
+SINGLE = produce([(None, bytes(100))])
+BATCH = produce([(None, bytes(1024))] * load["batch_records"])
+
+def request_frame(body):
+    return wire.size_prefixed(wire.encode_request(body, correlation_id=1, client_id="bench"))
+
+async def fetch_frame(connection):
+    # A Fetch of the records that a few batched Produce requests of this connection write now.
+    written = [await connection.request(BATCH) for _ in range(-(-load["fetch_bytes"] // (1024 * load["batch_records"])))]
+    return request_frame(fetch(written[0].responses[0].partition_responses[0].base_offset, load["fetch_bytes"]))
+
+async def connection_load(connection, frame, requests, in_flight):
     reader, writer = connection.streams()
     window = asyncio.Semaphore(in_flight)
     async def read_answers():
         for _ in range(requests):
             size = int.from_bytes(await reader.readexactly(4), "big")
             await reader.readexactly(size)
+            answered.append(size)
             window.release()
     answers = asyncio.ensure_future(read_answers())
     for _ in range(requests):
         await window.acquire()
-        writer.write(FRAME)
+        writer.write(frame)
     await answers
+
+answered = []  # the size of each answer
 
 async def main():
     connections = [await KafkaConnection.open(host, port, client_id="bench") for _ in range(load["connections"])]
     for connection in connections:
         if load["login"]:
             await connection.login("SCRAM-SHA-256", "alice", "alice-secret")
-    await asyncio.gather(*(connection_load(c, load["warmup"], load["in_flight"]) for c in connections))
+    if load["request"] == "fetch":
+        frames = [await fetch_frame(connection) for connection in connections]
+    else:
+        frames = [request_frame(SINGLE if load["request"] == "single" else BATCH)] * len(connections)
+    await asyncio.gather(*(connection_load(c, f, load["warmup"], load["in_flight"]) for c, f in zip(connections, frames)))
     print("ready", flush=True)
     sys.stdin.readline()
     started = time.perf_counter()
-    await asyncio.gather(*(connection_load(c, load["requests"], load["in_flight"]) for c in connections))
+    await asyncio.gather(*(connection_load(c, f, load["requests"], load["in_flight"]) for c, f in zip(connections, frames)))
     wall = time.perf_counter() - started
-    print(json.dumps({"requests": load["requests"] * len(connections), "wall_s": wall}), flush=True)
+    measured = answered[load["warmup"] * len(connections):]
+    print(json.dumps({"requests": load["requests"] * len(connections), "wall_s": wall,
+                      "answer_bytes": sum(measured) / len(measured)}), flush=True)
 
 asyncio.run(main())
 """
@@ -248,12 +290,25 @@ class Configuration(NamedTuple):
     event_loop: str
     metrics: bool = False
     gc_freeze: bool = True
+    malloc_tuned: bool = True
+
+    @property
+    def settings(self) -> dict[str, str]:
+        """The gateway's settings that the comparisons turn off: none for an earlier commit,
+        which may not know them (it runs as its serve did)."""
+        if self.tree != ROOT:
+            return {}
+        return {"kafkasec.server.gc.freeze": str(self.gc_freeze).lower(),
+                "kafkasec.server.malloc.mmap.threshold": str(33554432 if self.malloc_tuned else 0)}
 
     @property
     def label(self) -> str:
         if self.tree is None:
-            return f"byte pipe | {self.event_loop} | - | -"
-        return f"{self.tree_name} | {self.event_loop} | {'on' if self.metrics else 'off'} | {'on' if self.gc_freeze else 'off'}"
+            return f"byte pipe | {self.event_loop} | - | - | -"
+        if self.tree != ROOT:  # an earlier commit, as its serve ran
+            return f"{self.tree_name} | {self.event_loop} | off | - | -"
+        return " | ".join((self.tree_name, self.event_loop, *("on" if chosen else "off" for chosen in
+                                                              (self.metrics, self.gc_freeze, self.malloc_tuned))))
 
 
 def measure(configuration: Configuration, upstream: str, load: dict, acls: int) -> dict:
@@ -262,7 +317,7 @@ def measure(configuration: Configuration, upstream: str, load: dict, acls: int) 
     tree = configuration.tree or ROOT
     constants = (f"TREE = {str(tree)!r}\nTESTS = {str(ROOT / 'tests')!r}\nUPSTREAM = {upstream!r}\n"
                  f"EVENT_LOOP = {configuration.event_loop!r}\nMETRICS = {configuration.metrics!r}\n"
-                 f"GC_FREEZE = {str(configuration.gc_freeze).lower()!r}\nLOAD = {load!r}\nACLS = {acls!r}\n")
+                 f"SETTINGS = {configuration.settings!r}\nLOAD = {load!r}\nACLS = {acls!r}\n")
     client = f"TESTS = {str(ROOT / 'tests')!r}\n" + CLIENT
     script = constants + f"CLIENT = {client!r}\n" + (GATEWAY if configuration.tree is not None else BYTE_PIPE)
     environment = {**os.environ, "PYTHONPATH": str(tree)}
@@ -281,18 +336,25 @@ def configurations(args, trees: dict[str, Path]) -> list[Configuration]:
         for event_loop in args.event_loop:
             for metrics in (False, True) if args.compare_metrics and tree == ROOT else (False,):
                 for gc_freeze in (True, False) if args.compare_gc_freeze and tree == ROOT else (True,):
-                    chosen.append(Configuration(tree_name, tree, event_loop, metrics, gc_freeze))
+                    for malloc_tuned in (True, False) if args.compare_malloc and tree == ROOT else (True,):
+                        chosen.append(Configuration(tree_name, tree, event_loop, metrics, gc_freeze, malloc_tuned))
     if args.byte_pipe:
         chosen += [Configuration("byte pipe", None, event_loop) for event_loop in args.event_loop]
     return chosen
 
 
 def run(args, trees: dict[str, Path]) -> None:
+    single = {"request": "single", "batch_records": args.batch_records, "fetch_bytes": args.fetch_bytes}
+    large = {**single, "connections": 1, "in_flight": args.in_flight, "requests": max(1, args.requests // 3),
+             "warmup": max(1, args.warmup // 3)}
     loads = {
-        "one at a time": {"connections": 1, "in_flight": 1, "requests": args.requests, "warmup": args.warmup},
-        "pipelined": {"connections": args.connections, "in_flight": args.in_flight,
+        "one at a time": {**single, "connections": 1, "in_flight": 1, "requests": args.requests, "warmup": args.warmup},
+        "pipelined": {**single, "connections": args.connections, "in_flight": args.in_flight,
                       "requests": args.requests, "warmup": args.warmup},
+        "batched produce": {**large, "request": "batch"},
+        "fetch": {**large, "request": "fetch"},
     }
+    loads = {name: load for name, load in loads.items() if name in (args.load or loads)}
     measured = configurations(args, trees)
     samples: dict[tuple[str, Configuration], list[dict]] = {(load, c): [] for load in loads for c in measured}
     with TansuBroker() as tansu:
@@ -303,9 +365,9 @@ def run(args, trees: dict[str, Path]) -> None:
     print(f"machine: {machine()}")
     print(f"{args.rounds} rounds; {args.requests} single-record Produce requests per connection; pipelined: "
           f"{args.connections} connections x {args.in_flight} in flight; {args.acls:,} more ACLs in the state\n")
-    print("| load | tree | event loop | metrics | gc freeze | CPU µs/request | ratio | requests/s | wall µs/request "
-          "| GC collections in the run | a full collection's pause, ms |")
-    print("|---|---|---|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| load | tree | event loop | metrics | gc freeze | malloc tuned | CPU µs/request | ratio | requests/s | wall µs/request "
+          "| KiB/answer | GC collections in the run | a full collection's pause, ms |")
+    print("|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for load_name in loads:
         first = None
         for configuration in measured:
@@ -317,8 +379,9 @@ def run(args, trees: dict[str, Path]) -> None:
             ratio = f"{cpu / first:.2f}x" if first else "n/a"  # a short run may read no CPU tick at all
             collections = statistics.median(run["collections"] for run in runs)
             pause = statistics.median(run["full_collection_ms"] for run in runs)
+            answer = statistics.median(run["answer_bytes"] for run in runs) / 1024
             print(f"| {load_name} | {configuration.label} | {cpu:.0f} | {ratio} | {rate:,.0f} | {wall:.0f} | "
-                  f"{collections:.0f} | {pause:.1f} |")
+                  f"{answer:,.1f} | {collections:.0f} | {pause:.1f} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -336,8 +399,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="each configuration with its Prometheus metrics off and on (this tree's ServerMetrics)")
     parser.add_argument("--compare-gc-freeze", action="store_true",
                         help="each configuration with kafkasec.server.gc.freeze on and off (this tree's)")
+    parser.add_argument("--load", action="append", choices=("one at a time", "pipelined", "batched produce", "fetch"),
+                        help="the loads to measure (default: all)")
+    parser.add_argument("--batch-records", type=int, default=64,
+                        help="records of 1 KiB in each request of the batched produce load")
+    parser.add_argument("--fetch-bytes", type=int, default=1 << 20,
+                        help="max_bytes of each Fetch of the fetch load (from offset 0 of the topic the produce loads fill)")
     parser.add_argument("--acls", type=int, default=0,
                         help="ACLs on other topics for other users in the gateway's state (a state of some size)")
+    parser.add_argument("--compare-malloc", action="store_true",
+                        help="each configuration with kafkasec.server.malloc.mmap.threshold at its default and 0 (this tree's)")
     parser.add_argument("--byte-pipe", action="store_true",
                         help="also a proxy that copies bytes and does nothing else: the floor of any proxy's cost here")
     args = parser.parse_args(argv)

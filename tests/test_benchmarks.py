@@ -78,7 +78,8 @@ SMOKE_RUNS = [
              ("confluent_kafka", "psutil", "kio"), variant="gateway"),
     SmokeRun("bench_gateway_request.py", ("--requests", "300", "--warmup", "20", "--connections", "2", "--in-flight", "2",
                                           "--rounds", "1", "--event-loop", "asyncio", "--byte-pipe", "--compare-gc-freeze",
-                                          "--acls", "50"), ("kio",)),
+                                          "--compare-malloc", "--acls", "50", "--batch-records", "4", "--fetch-bytes", "65536"),
+             ("kio",)),
 ]
 
 

@@ -96,9 +96,7 @@ class FrameReader:
         return size
 
     def _take(self, size: int) -> bytes:
-        end = wire.FRAME_SIZE.size + size
-        frame = bytes(self._buffer[wire.FRAME_SIZE.size:end])
-        del self._buffer[:end]
+        frame = wire.cut_frame(self._buffer, size)
         self.last_active = self._loop.time()
         return frame
 

@@ -180,9 +180,7 @@ class SecureConnection:
                 return self._close(events, f"a frame of {size} bytes (at most {limit})")
             if len(self._buffer) < wire.FRAME_SIZE.size + size:
                 break
-            frame = bytes(self._buffer[wire.FRAME_SIZE.size:wire.FRAME_SIZE.size + size])
-            del self._buffer[:wire.FRAME_SIZE.size + size]
-            events += self.receive_frame(frame)
+            events += self.receive_frame(wire.cut_frame(self._buffer, size))
         return events
 
     def _frame_limit(self) -> int:

@@ -210,12 +210,9 @@ class UpstreamLink:
                     (size,) = wire.FRAME_SIZE.unpack_from(buffer)
                     if not 4 <= size <= MAX_RESPONSE_BYTES:
                         raise UpstreamError(f"announced a {size}-byte answer (at most {MAX_RESPONSE_BYTES})")
-                    end = wire.FRAME_SIZE.size + size
-                    if len(buffer) < end:
+                    if len(buffer) < wire.FRAME_SIZE.size + size:
                         break
-                    frame = bytes(buffer[wire.FRAME_SIZE.size:end])
-                    del buffer[:end]
-                    self._answered(frame)
+                    self._answered(wire.cut_frame(buffer, size))
         except UpstreamError as error:
             self._fail(error)
         except asyncio.IncompleteReadError:

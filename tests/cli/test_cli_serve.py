@@ -4,6 +4,7 @@ SIGTERM, and refuses bad command lines clearly."""
 import asyncio
 import json
 import os
+import platform
 import re
 import signal
 import subprocess
@@ -187,21 +188,25 @@ def test_serve_runs_on_the_event_loop_its_setting_names(files, event_loop):
     assert f"event loop: {event_loop}" in process.stderr.read()
 
 
-@pytest.mark.parametrize("gc_freeze", ["true", "false"])
-def test_serve_leaves_what_it_loaded_out_of_garbage_collection_unless_told_not_to(files, gc_freeze):
+@pytest.mark.parametrize("tuned", [True, False])
+def test_serve_freezes_what_it_loaded_and_tunes_malloc_unless_told_not_to(files, tuned):
     properties = files / "server.properties"
-    properties.write_text(properties.read_text(encoding="utf-8") + f"kafkasec.server.gc.freeze={gc_freeze}\n", encoding="utf-8")
+    settings = "" if tuned else "kafkasec.server.gc.freeze=false\nkafkasec.server.malloc.mmap.threshold=0\n"
+    properties.write_text(properties.read_text(encoding="utf-8") + settings, encoding="utf-8")
     process, listeners = start(files)
     try:
         assert run(topics_and_acl_change(Address(listeners["SASL_PLAINTEXT"]))) == (["audit", "orders"], 0)
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(10) == 0
-    frozen = re.search(r"(\d+) objects loaded at start are left out of garbage collection", process.stderr.read())
-    if gc_freeze == "true":
+    log = process.stderr.read()
+    frozen = re.search(r"(\d+) objects loaded at start are left out of garbage collection", log)
+    malloc = "buffers below 33554432 bytes are kept in the heap, and up to 67108864 freed bytes with the process" in log
+    if tuned:
         assert frozen is not None and int(frozen.group(1)) > 10_000
+        assert malloc or platform.libc_ver()[0] != "glibc"
     else:
-        assert frozen is None
+        assert frozen is None and not malloc
 
 
 def test_serve_logs_a_refused_login_at_info(files):

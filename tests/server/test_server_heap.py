@@ -1,14 +1,19 @@
-"""kafkasec.server.heap: what a serving process loaded at start is left out of garbage collection."""
+"""kafkasec.server.heap: what a serving process loaded at start is left out of garbage collection,
+and its large buffers come from glibc's heap."""
 
 from __future__ import annotations
 
 import gc
+import json
 import logging
+import platform
+import subprocess
+import sys
 
 import pytest
 
 from kafkasec import AclBinding, KafkaPrincipal, KafkaSecurity, RequestContext, ResourcePattern
-from kafkasec.server.heap import GC_FREEZE, freeze_startup_heap
+from kafkasec.server.heap import DEFAULT_MMAP_THRESHOLD, GC_FREEZE, MMAP_THRESHOLD, freeze_startup_heap, tune_allocator
 
 
 @pytest.fixture
@@ -61,3 +66,50 @@ def test_a_bad_value_is_refused_by_name(unfrozen):
     with pytest.raises(ValueError, match=GC_FREEZE.replace(".", r"\.")):
         freeze_startup_heap({GC_FREEZE: "sometimes"})
     assert gc.get_freeze_count() == 0
+
+
+# --- glibc's malloc: tune_allocator changes the process it runs in, so each test is a process of its own.
+
+MAPPED_BLOCKS = r"""
+import ctypes, json, sys
+from kafkasec.server.heap import tune_allocator
+
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = MallInfo2
+tuned = tune_allocator(json.loads(sys.argv[1]))
+before = libc.mallinfo2().hblks
+buffer = bytearray(1 << 20)  # a Fetch answer's size
+print(json.dumps({"tuned": tuned, "mapped": libc.mallinfo2().hblks - before}))
+"""
+
+
+def _mapped_blocks(config: dict) -> dict:
+    done = subprocess.run([sys.executable, "-c", MAPPED_BLOCKS, json.dumps(config)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+glibc_only = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt's thresholds are glibc's")
+
+
+@glibc_only
+def test_a_megabyte_buffer_is_a_mapping_of_its_own_by_default_and_comes_from_the_heap_once_tuned():
+    assert _mapped_blocks({MMAP_THRESHOLD: 0}) == {"tuned": 0, "mapped": 1}
+    assert _mapped_blocks({}) == {"tuned": DEFAULT_MMAP_THRESHOLD, "mapped": 0}
+    assert _mapped_blocks({MMAP_THRESHOLD: "2097152"}) == {"tuned": 2 << 20, "mapped": 0}
+    assert _mapped_blocks({MMAP_THRESHOLD: 512 * 1024}) == {"tuned": 512 * 1024, "mapped": 1}
+
+
+@pytest.mark.parametrize("value, message", [
+    ("-1", "must be a whole number of bytes >= 0"),
+    ("32MB", "must be a whole number of bytes >= 0"),
+    (str(DEFAULT_MMAP_THRESHOLD + 1), "at most 33554432"),
+])
+def test_a_bad_threshold_is_refused_by_name(value, message):
+    with pytest.raises(ValueError, match=message) as refused:
+        tune_allocator({MMAP_THRESHOLD: value})
+    assert MMAP_THRESHOLD in str(refused.value)
