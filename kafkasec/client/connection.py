@@ -83,6 +83,19 @@ class KafkaConnection:
         logged in (the gateway pipelines requests on it, :mod:`kafkasec.server.upstream`)."""
         return self._reader, self._writer
 
+    def detach(self) -> tuple[asyncio.Transport, bytes]:
+        """The connection's transport and the bytes read ahead of the caller, for a caller that
+        reads the connection with a protocol of its own once logged in (the gateway's link
+        upstream, :mod:`kafkasec.server.upstream`): it calls ``transport.set_protocol`` at once,
+        before the event loop runs again, and gives its protocol those bytes first. The
+        connection is not used after."""
+        # StreamReader has no public way to take what it buffered (what the server sent beyond
+        # the answers read so far), and the new protocol must see it first.
+        buffered = self._reader._buffer  # type: ignore[attr-defined]
+        leftover = bytes(buffered)
+        buffered.clear()
+        return self._writer.transport, leftover  # type: ignore[return-value]  # a stream's transport is one
+
     def next_correlation_id(self) -> int:
         self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
         return self._correlation_id

@@ -153,7 +153,7 @@ class _Frame:
 
     __slots__ = ("data", "offset", "end", "unknown_tags")
 
-    def __init__(self, data: bytes, offset: int, end: int, unknown_tags: list | None = None):
+    def __init__(self, data: bytes | bytearray, offset: int, end: int, unknown_tags: list | None = None):
         self.data, self.offset, self.end = data, offset, end
         self.unknown_tags = unknown_tags
         """Where set, each tagged-field section holding tags the schema lacks is noted in it:
@@ -297,7 +297,7 @@ def _tags(frame: _Frame, tagged: dict) -> list[int]:
     if fields > frame.end - frame.offset:
         raise InvalidRequestError(f"{fields} tagged fields claimed, but only {frame.end - frame.offset} bytes remain")
     tags = []
-    kept: list[bytes] = []
+    kept: list[bytes | bytearray] = []
     for _ in range(fields):
         field_start = frame.offset
         tag, size = frame.uvarint(), frame.uvarint()
@@ -345,7 +345,7 @@ def _entity_checker(entity_type: type[Entity]):
     return check
 
 
-def response_tags(frame: bytes, api_key: int, version: int) -> frozenset[int]:
+def response_tags(frame: bytes | bytearray, api_key: int, version: int) -> frozenset[int]:
     """The top-level tagged fields present in a response frame, found by walking its lengths
     without building it (a Fetch answer's records are stepped over, not copied): whether an
     answer carries, say, KIP-951's ``node_endpoints`` (tag 0) costs a walk, not a decode.
@@ -473,7 +473,7 @@ def _timestamps_as_integers(schema: type) -> tuple[type, tuple[str, ...]]:
     return twin, names
 
 
-def decode_response(data: bytes, api_key: int, version: int):
+def decode_response(data: bytes | bytearray, api_key: int, version: int):
     """A response frame to a request of ``api_key`` v``version``: (correlation id, body)."""
     data = bytes(data)
     schema = response_schema(api_key, version)

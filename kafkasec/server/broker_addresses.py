@@ -36,7 +36,7 @@ _TAGGED: dict[int, int] = {ApiKey.PRODUCE: 0, ApiKey.FETCH: 0}
 an answer without it names none, and passes unread."""
 
 
-def names_brokers(api_key: int, version: int, frame: bytes) -> bool:
+def names_brokers(api_key: int, version: int, frame: bytes | bytearray) -> bool:
     """Whether the answer ``frame`` to a request of ``api_key`` v``version`` may name brokers.
     InvalidRequestError if it is not a well-formed answer where that had to be read."""
     if not _may_name_brokers(api_key, version):

@@ -362,7 +362,7 @@ class GatewayEndpoint(Endpoint):
         link.send(out, on_answer)
 
     def _upstream_answered(self, answers: AnswerQueue, place: AnswerPlace, authorization, request: wire.Request,
-                           principal, started: float, upstream_started: float, frame: bytes | None,
+                           principal, started: float, upstream_started: float, frame: bytes | bytearray | None,
                            error: UpstreamError | None) -> None:
         """The upstream's answer to a forwarded request (called as the link reads it): the
         client's answer takes its place, now, or from a task when it names brokers."""
@@ -393,7 +393,7 @@ class GatewayEndpoint(Endpoint):
             producer_ids=self.gateway.producer_ids,
         )
 
-    def _client_answer(self, frame: bytes, authorization, request: wire.Request, principal):
+    def _client_answer(self, frame: bytes | bytearray, authorization, request: wire.Request, principal):
         """The client's answer to the upstream's ``frame``, in pieces to write one after the
         other: the upstream's bytes with the client's correlation id when they may pass, else
         the merged response; or, for an answer naming brokers, the coroutine that makes it

@@ -32,9 +32,10 @@ log = logging.getLogger("kafkasec.server.upstream")
 
 
 MAX_UNANSWERED = 4096
-READ_BUFFER_BYTES = 1 << 20
-"""Read ahead of the gateway on a link: Fetch answers are megabytes, and a small buffer stops
-and restarts the socket many times per answer."""
+CHUNK_BYTES = 16 * 1024
+"""The buffer a link reads small answers into: dozens of them at a time. Every client
+connection has its own link, so this is memory per connection; an answer larger than this is
+read into a buffer of its own size (see :class:`_AnswerReader`)."""
 
 
 class UpstreamError(ConnectionError):
@@ -45,7 +46,7 @@ COPY_BELOW_BYTES = 64 * 1024
 """Frames smaller than this are copied whole; larger ones go in two pieces (see :func:`framed`)."""
 
 
-def framed(frame: bytes, correlation_id: int, offset: int) -> tuple[bytes | memoryview, ...]:
+def framed(frame: bytes | bytearray, correlation_id: int, offset: int) -> tuple[bytes | memoryview, ...]:
     """``frame`` as it goes on a connection (its size first) with the int32 correlation id at
     ``offset`` replaced (4 in a request header, 0 in a response header), as pieces to write one
     after the other. A large frame is two: the few bytes up to the id, and a view of the rest,
@@ -58,9 +59,10 @@ def framed(frame: bytes, correlation_id: int, offset: int) -> tuple[bytes | memo
     return head, memoryview(frame)[offset + 4:]
 
 
-AnswerCallback = Callable[[bytes | None, "UpstreamError | None"], None]
-"""Called with the answer frame (its correlation id the link's), or with the error that broke
-the link before it came."""
+AnswerCallback = Callable[[bytes | bytearray | None, "UpstreamError | None"], None]
+"""Called with the answer frame (its correlation id the link's; a bytearray when it was larger
+than the link's chunk buffer, read into its own), or with the error that broke the link before
+it came."""
 
 
 def write_pieces(writer, pieces: Sequence[bytes | memoryview]) -> None:
@@ -87,13 +89,14 @@ class UpstreamLink:
     """One logged-in, pipelined connection to one upstream broker; build it with :meth:`open`.
 
     Requests are queued with :meth:`send` and go out together at :meth:`flush` (one write for
-    all the requests a client's read brought); answers are read a chunk at a time, and each
-    is handed to its request's callback as soon as it is read, in order."""
+    all the requests a client's read brought); answers are read by the link's own protocol
+    (:class:`_AnswerReader`) as the socket gives them, and each is handed to its request's
+    callback as soon as it is whole, in order: no task, stream or copy between the socket and
+    the callback."""
 
     def __init__(self, connection: KafkaConnection, address: tuple[str, int], *, request_timeout_s: float):
         self.address = address
         self.server_versions = connection.server_versions
-        self._reader, self._writer = connection.streams()
         self._correlation_id = connection.next_correlation_id()
         self._pending: collections.deque[tuple[int, AnswerCallback | None, float]] = collections.deque()
         """Requests sent and not yet answered, in order, with when each was sent; None: an
@@ -104,7 +107,14 @@ class UpstreamLink:
         self._timer: asyncio.TimerHandle | None = None
         self._error: UpstreamError | None = None
         self._closing = False
-        self._reading = self._loop.create_task(self._read_answers(), name=f"upstream-{address}")
+        self._writable: asyncio.Future | None = None
+        """Set while the upstream reads slower than the link writes (the transport paused it)."""
+        self._closed = self._loop.create_future()
+        self._transport, read_ahead = connection.detach()
+        self._connection = connection  # kept: its StreamWriter closes the transport when collected
+        answers = _AnswerReader(self)
+        self._transport.set_protocol(answers)
+        answers.feed(read_ahead)
 
     @classmethod
     async def open(cls, settings: ClientSettings, address: tuple[str, int]) -> UpstreamLink:
@@ -115,7 +125,6 @@ class UpstreamLink:
         try:
             connection = await KafkaConnection.open(
                 host, port, client_id=settings.client_id, timeout=timeout_s, ssl_context=settings.ssl_context,
-                read_buffer_bytes=READ_BUFFER_BYTES,
             )
         except (OSError, asyncio.TimeoutError) as error:
             raise UpstreamError(f"upstream broker {host}:{port} unreachable: {error or type(error).__name__}") from None
@@ -168,23 +177,23 @@ class UpstreamLink:
     def flush(self) -> None:
         """Write the queued requests, in one system call where the socket takes them."""
         if self._outgoing and self._error is None:
-            write_pieces(self._writer, self._outgoing)
+            write_pieces(self._transport, self._outgoing)
         self._outgoing.clear()
 
     async def drain(self) -> None:
-        """Wait while the upstream reads slower than clients send (back pressure)."""
-        try:
-            await self._writer.drain()
-        except (ConnectionError, OSError) as error:
-            self._fail(UpstreamError(f"went away: {error}"))
-            raise self._error from None  # type: ignore[misc]
+        """Wait while the upstream reads slower than clients send (back pressure); UpstreamError
+        when the link breaks meanwhile."""
+        if self._writable is not None:
+            await self._writable
+        if self._error is not None:
+            raise self._error
 
     async def request(self, body):
         """Send a kio request body of the gateway's own (a Metadata refresh); its response body."""
         frame = wire.encode_request(body, correlation_id=0, client_id="kafkasec-gateway")
         answer: asyncio.Future = self._loop.create_future()
 
-        def answered(frame: bytes | None, error: UpstreamError | None) -> None:
+        def answered(frame: bytes | bytearray | None, error: UpstreamError | None) -> None:
             if answer.done():
                 return
             if error is None:
@@ -197,30 +206,15 @@ class UpstreamLink:
         await self.drain()
         return wire.decode_response(await answer, body.__api_key__, body.__version__)[1]
 
-    async def _read_answers(self) -> None:
-        reader = self._reader
-        buffer = bytearray()
-        try:
-            while True:
-                data = await reader.read(READ_BUFFER_BYTES)
-                if not data:
-                    raise asyncio.IncompleteReadError(bytes(buffer), None)
-                buffer += data
-                while len(buffer) >= wire.FRAME_SIZE.size:
-                    (size,) = wire.FRAME_SIZE.unpack_from(buffer)
-                    if not 4 <= size <= MAX_RESPONSE_BYTES:
-                        raise UpstreamError(f"announced a {size}-byte answer (at most {MAX_RESPONSE_BYTES})")
-                    if len(buffer) < wire.FRAME_SIZE.size + size:
-                        break
-                    self._answered(wire.cut_frame(buffer, size))
-        except UpstreamError as error:
-            self._fail(error)
-        except asyncio.IncompleteReadError:
-            self._fail(UpstreamError("closed the connection"), quietly=self._closing)
-        except (ConnectionError, OSError) as error:
-            self._fail(UpstreamError(str(error) or type(error).__name__), quietly=self._closing)
+    def _lost(self, error: Exception | None) -> None:
+        """The connection ended (the transport is gone): every request waiting fails."""
+        reason = "closed the connection" if error is None else str(error) or type(error).__name__
+        self._fail(UpstreamError(reason), quietly=self._closing)
+        for waiting in (self._closed, self._writable):
+            if waiting is not None and not waiting.done():
+                waiting.set_result(None)
 
-    def _answered(self, frame: bytes) -> None:
+    def _answered(self, frame: bytes | bytearray) -> None:
         answered = int.from_bytes(frame[:4], "big", signed=True)
         pending = self._pending
         while pending and pending[0][1] is None and pending[0][0] != answered:
@@ -265,10 +259,108 @@ class UpstreamLink:
             _, on_answer, _ = self._pending.popleft()
             if on_answer is not None:
                 on_answer(None, self._error)
-        self._writer.transport.abort()
+        self._transport.abort()
 
     async def close(self) -> None:
         """Close the link; requests still waiting fail with UpstreamError."""
         self._closing = True
-        self._fail(UpstreamError("the link was closed"), quietly=True)  # aborting the socket ends the reader
-        await asyncio.gather(self._reading, return_exceptions=True)
+        self._fail(UpstreamError("the link was closed"), quietly=True)
+        await self._closed  # the transport's connection_lost: nothing more is read
+
+
+class _AnswerReader(asyncio.BufferedProtocol):
+    """A link's side of its socket: answers read straight into buffers the link owns.
+
+    The socket fills one chunk buffer (:data:`CHUNK_BYTES`), and each whole answer in it is
+    copied out once and handed to :meth:`UpstreamLink._answered`. An answer larger than the
+    chunk (a Fetch of megabytes) gets a buffer of its own size once its size is read, and the
+    socket fills that directly: it reaches the callback as that bytearray, never copied. What
+    the upstream announces is checked first: a size outside 4..MAX_RESPONSE_BYTES breaks the link."""
+
+    def __init__(self, link: UpstreamLink):
+        self._link = link
+        self._chunk = bytearray(CHUNK_BYTES)
+        self._view = memoryview(self._chunk)
+        self._start = self._end = 0
+        """The bytes read and not yet taken: ``_chunk[_start:_end]``."""
+        self._large: bytearray | None = None
+        """An answer larger than the chunk, being read into its own buffer."""
+        self._large_view: memoryview | None = None
+        self._filled = 0
+
+    def feed(self, data: bytes) -> None:
+        """Bytes that were read before this protocol took the socket over, read first."""
+        at = 0
+        while at < len(data) and not self._link.broken:
+            room = self.get_buffer(len(data) - at)
+            taken = min(len(room), len(data) - at)
+            room[:taken] = data[at:at + taken]
+            at += taken
+            self.buffer_updated(taken)
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self._large_view is not None:
+            return self._large_view[self._filled:]
+        return self._view[self._end:]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        try:
+            if self._large is not None:
+                self._filled += nbytes
+                if self._filled == len(self._large):
+                    answer, self._large, self._large_view = self._large, None, None
+                    self._link._answered(answer)
+                return
+            self._end += nbytes
+            self._take_answers()
+        except UpstreamError as error:
+            self._link._fail(error)
+
+    def _take_answers(self) -> None:
+        link, chunk, view = self._link, self._chunk, self._view
+        start, end = self._start, self._end
+        while end - start >= wire.FRAME_SIZE.size and not link.broken:
+            (size,) = wire.FRAME_SIZE.unpack_from(chunk, start)
+            if not 4 <= size <= MAX_RESPONSE_BYTES:
+                raise UpstreamError(f"announced a {size}-byte answer (at most {MAX_RESPONSE_BYTES})")
+            frame_end = start + wire.FRAME_SIZE.size + size
+            if frame_end <= end:
+                answer = bytes(view[start + wire.FRAME_SIZE.size:frame_end])
+                start = self._start = frame_end  # taken before the callback, which may fail the link
+                link._answered(answer)
+                continue
+            if wire.FRAME_SIZE.size + size > len(chunk):
+                # Too large for the chunk: what came of it moves to a buffer of its own size,
+                # which the socket fills from now on.
+                self._large = bytearray(size)
+                self._large_view = memoryview(self._large)
+                self._filled = end - start - wire.FRAME_SIZE.size
+                self._large_view[:self._filled] = view[start + wire.FRAME_SIZE.size:end]
+                start = end
+            elif frame_end > len(chunk):
+                # It fits the chunk, but not where it starts: it moves to the front.
+                chunk[:end - start] = chunk[start:end]
+                start, end = 0, end - start
+            break
+        if start == end:
+            start = end = 0
+        elif end == len(chunk):  # the start of a size only, at the very end
+            chunk[:end - start] = chunk[start:end]
+            start, end = 0, end - start
+        self._start, self._end = start, end
+
+    def eof_received(self) -> bool:
+        return False  # the transport closes; connection_lost fails the link
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._link._lost(exc)
+
+    def pause_writing(self) -> None:
+        link = self._link
+        if link._writable is None or link._writable.done():
+            link._writable = link._loop.create_future()
+
+    def resume_writing(self) -> None:
+        writable = self._link._writable
+        if writable is not None and not writable.done():
+            writable.set_result(None)
