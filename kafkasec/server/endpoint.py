@@ -104,12 +104,15 @@ DRAIN_CHECK_S = 0.05
 
 
 class ConnectionWork:
-    """What a connection has in hand: the requests read and not answered, and the answers a
-    pipelining connection awaits. A graceful stop closes it once there is none."""
+    """One open connection: the writer its answers go to, and what it has in hand (the
+    requests read and not answered, the answers a pipelining connection awaits). A graceful
+    stop closes it once there is none."""
 
-    __slots__ = ("requests", "answers")
+    __slots__ = ("writer", "requests", "answers")
 
-    def __init__(self) -> None:
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self.writer = writer
+        """The connection's writer (after TLS, the decrypted side's)."""
         self.requests = 0
         self.answers: Sized | None = None
 
@@ -212,8 +215,7 @@ class Endpoint:
         self._io_pool: FairPool | None = None
         self._login_pool: FairPool | None = None
         self._handshakes = HandshakeBurst()
-        self._connections: dict[asyncio.Task, asyncio.StreamWriter] = {}
-        self._work: dict[asyncio.Task, ConnectionWork] = {}
+        self._connections: dict[asyncio.Task, ConnectionWork] = {}
         self.draining = False
         """A graceful stop has begun: no new request is taken."""
         self._apis: ApiHandlers | None = None
@@ -286,8 +288,8 @@ class Endpoint:
         if grace_ms > 0 and self._connections:
             await self._drain(grace_ms / 1000)
         # Aborting the sockets ends each connection's loop through its own error path.
-        for writer in list(self._connections.values()):
-            writer.transport.abort()
+        for work in list(self._connections.values()):
+            work.writer.transport.abort()
         await asyncio.gather(*self._connections, return_exceptions=True)
         await self._server.wait_closed()
         self._server = None
@@ -306,10 +308,9 @@ class Endpoint:
         log.info("draining %s: %d connections, at most %g s", self.bootstrap, len(self._connections), grace_s)
         deadline = time.monotonic() + grace_s
         while self._connections and time.monotonic() < deadline:
-            for task, writer in list(self._connections.items()):
-                work = self._work.get(task)
-                if work is None or not work.busy:
-                    writer.transport.abort()
+            for work in list(self._connections.values()):
+                if not work.busy:
+                    work.writer.transport.abort()
             await asyncio.sleep(DRAIN_CHECK_S)
         if self._connections:
             log.warning("%s: %d connections still busy after %g s, closed", self.bootstrap, len(self._connections), grace_s)
@@ -337,14 +338,13 @@ class Endpoint:
             return
         task = asyncio.current_task()
         assert task is not None  # start_server runs each connection's callback in a task of its own
-        self._connections[task] = writer
-        self._work[task] = ConnectionWork()
+        work = self._connections[task] = ConnectionWork(writer)
         if self.metrics is not None:
             self.metrics.connections_accepted.labels(self.listener_name).inc()
         try:
             if self.ssl_context is not None:
                 reader, writer = await self._handshake(reader, writer, peer[0])
-                self._connections[task] = writer
+                work.writer = writer
             frames = FrameReader(reader, writer.transport, self.idle_timeout_ms)
             try:
                 await self._serve(frames, writer, peer[0])
@@ -356,7 +356,6 @@ class Endpoint:
             pass  # the client went away
         finally:
             self._connections.pop(task, None)
-            self._work.pop(task, None)
             self.connection_quotas.close(peer[0])
             writer.close()
 
@@ -421,8 +420,8 @@ class Endpoint:
     def _connection_work(self) -> ConnectionWork:
         """The work record of the connection this task serves."""
         task = asyncio.current_task()
-        assert task is not None and task in self._work  # _accept made it for this connection's task
-        return self._work[task]
+        assert task is not None and task in self._connections  # _accept made it for this connection's task
+        return self._connections[task]
 
     async def _renew_session(self, frames: FrameReader, writer, client_address: str, frame: bytes, principal, session: LoginSession):
         """KIP-368: a SaslHandshake starts a re-authentication (the new principal and session),
