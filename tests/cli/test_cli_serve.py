@@ -61,10 +61,26 @@ def test_a_controller_and_a_broker_as_two_processes(files):
         assert [str(binding.entry.principal) for binding in security.acls()] == ["User:alice"]
 
 
-def stop(process):
+def stop(process) -> str:
+    """SIGTERM, a clean exit, and the process's log (stderr)."""
     process.send_signal(signal.SIGTERM)
     assert process.wait(10) == 0
-    assert "kafkasec serve: stopped" in process.stderr.read()
+    log = process.stderr.read()
+    assert "kafkasec serve: stopped" in log
+    return log
+
+
+def serve_log_with(files, settings: str) -> str:
+    """The log of a ``serve`` whose properties have ``settings`` added, once it has served
+    topics_and_acl_change and stopped."""
+    properties = files / "server.properties"
+    properties.write_text(properties.read_text(encoding="utf-8") + settings, encoding="utf-8")
+    process, listeners = start(files)
+    try:
+        assert run(topics_and_acl_change(Address(listeners["SASL_PLAINTEXT"]))) == (["audit", "orders"], 0)
+    finally:
+        log = stop(process)
+    return log
 
 
 class Address:
@@ -177,29 +193,12 @@ def test_a_bad_catalogue_is_one_clear_line(files, capsys, monkeypatch):
 def test_serve_runs_on_the_event_loop_its_setting_names(files, event_loop):
     if event_loop == "uvloop":
         pytest.importorskip("uvloop")
-    properties = files / "server.properties"
-    properties.write_text(properties.read_text(encoding="utf-8") + f"kafkasec.server.event.loop={event_loop}\n", encoding="utf-8")
-    process, listeners = start(files)
-    try:
-        assert run(topics_and_acl_change(Address(listeners["SASL_PLAINTEXT"]))) == (["audit", "orders"], 0)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(10) == 0
-    assert f"event loop: {event_loop}" in process.stderr.read()
+    assert f"event loop: {event_loop}" in serve_log_with(files, f"kafkasec.server.event.loop={event_loop}\n")
 
 
 @pytest.mark.parametrize("tuned", [True, False])
 def test_serve_freezes_what_it_loaded_and_tunes_malloc_unless_told_not_to(files, tuned):
-    properties = files / "server.properties"
-    settings = "" if tuned else "kafkasec.server.gc.freeze=false\nkafkasec.server.malloc.mmap.threshold=0\n"
-    properties.write_text(properties.read_text(encoding="utf-8") + settings, encoding="utf-8")
-    process, listeners = start(files)
-    try:
-        assert run(topics_and_acl_change(Address(listeners["SASL_PLAINTEXT"]))) == (["audit", "orders"], 0)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(10) == 0
-    log = process.stderr.read()
+    log = serve_log_with(files, "" if tuned else "kafkasec.server.gc.freeze=false\nkafkasec.server.malloc.mmap.threshold=0\n")
     frozen = re.search(r"(\d+) objects loaded at start are left out of garbage collection", log)
     malloc = "buffers below 33554432 bytes are kept in the heap, and up to 67108864 freed bytes with the process" in log
     if tuned:
@@ -226,9 +225,7 @@ def test_serve_logs_a_refused_login_at_info(files):
         with pytest.raises(SaslAuthenticationError):
             run(wrong_password(Address(listeners["SASL_PLAINTEXT"])))
     finally:
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(10) == 0
-    log = process.stderr.read()
+        log = stop(process)
     assert "INFO kafkasec.server" in log and "login failed" in log and "not-her-password" not in log
 
 
