@@ -58,6 +58,8 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
 from bench_embedded_broker import machine  # noqa: E402
 from compare_revisions import IMPORT_TREE_UNDER_TEST, revision_worktree  # noqa: E402
 
+from kafkasec.server.heap import DEFAULT_MMAP_THRESHOLD, GC_FREEZE, MMAP_THRESHOLD  # noqa: E402
+
 from tansu_support import TansuBroker  # noqa: E402
 
 MEASURE = r"""
@@ -298,8 +300,8 @@ class Configuration(NamedTuple):
         which may not know them (it runs as its serve did)."""
         if self.tree != ROOT:
             return {}
-        return {"kafkasec.server.gc.freeze": str(self.gc_freeze).lower(),
-                "kafkasec.server.malloc.mmap.threshold": str(33554432 if self.malloc_tuned else 0)}
+        return {GC_FREEZE: str(self.gc_freeze).lower(),
+                MMAP_THRESHOLD: str(DEFAULT_MMAP_THRESHOLD if self.malloc_tuned else 0)}
 
     @property
     def label(self) -> str:
