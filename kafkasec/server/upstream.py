@@ -35,7 +35,14 @@ MAX_UNANSWERED = 4096
 CHUNK_BYTES = 16 * 1024
 """The buffer a link reads small answers into: dozens of them at a time. Every client
 connection has its own link, so this is memory per connection; an answer larger than this is
-read into a buffer of its own size (see :class:`_AnswerReader`)."""
+read into a buffer of its own (see :class:`_AnswerReader`)."""
+LARGE_ANSWER_FIRST_BYTES = 8 * 1024 * 1024
+"""The most a link sets aside for an answer larger than its chunk before the answer's bytes
+come: beyond it the buffer grows (doubling) only as they arrive, so an upstream that announces a
+frame of MAX_RESPONSE_BYTES and sends a few bytes makes a link hold 8 MiB, not 256. Fetch
+answers up to it (eight partitions at the consumers' default max.partition.fetch.bytes of
+1 MiB) are read straight into one buffer of their size, as before; a larger one is copied as its
+buffer doubles, at most its own size in all."""
 
 
 class UpstreamError(ConnectionError):
@@ -273,12 +280,15 @@ class _AnswerReader(asyncio.BufferedProtocol):
 
     The socket fills one chunk buffer (:data:`CHUNK_BYTES`), and each whole answer in it is
     copied out once and handed to :meth:`UpstreamLink._answered`. An answer larger than the
-    chunk (a Fetch of megabytes) gets a buffer of its own size once its size is read, and the
-    socket fills that directly: it reaches the callback as that bytearray, never copied. What
-    the upstream announces is checked first: a size outside 4..MAX_RESPONSE_BYTES breaks the link."""
+    chunk (a Fetch of megabytes) gets a buffer of its own, which the socket fills directly: it
+    reaches the callback as that bytearray. The buffer starts at the answer's size up to
+    ``large_first_bytes`` and doubles as it fills (one copy each time, at most the answer's
+    size in all), so what an upstream announces is not set aside before it is sent. What it
+    announces is checked first: a size outside 4..MAX_RESPONSE_BYTES breaks the link."""
 
-    def __init__(self, link: UpstreamLink):
+    def __init__(self, link: UpstreamLink, *, large_first_bytes: int = LARGE_ANSWER_FIRST_BYTES):
         self._link = link
+        self._large_first_bytes = large_first_bytes
         self._chunk = bytearray(CHUNK_BYTES)
         self._view = memoryview(self._chunk)
         self._start = self._end = 0
@@ -286,6 +296,8 @@ class _AnswerReader(asyncio.BufferedProtocol):
         self._large: bytearray | None = None
         """An answer larger than the chunk, being read into its own buffer."""
         self._large_view: memoryview | None = None
+        self._large_size = 0
+        """The size of the answer being read into ``_large``."""
         self._filled = 0
 
     def feed(self, data: bytes) -> None:
@@ -307,9 +319,11 @@ class _AnswerReader(asyncio.BufferedProtocol):
         try:
             if self._large is not None:
                 self._filled += nbytes
-                if self._filled == len(self._large):
+                if self._filled == self._large_size:
                     answer, self._large, self._large_view = self._large, None, None
                     self._link._answered(answer)
+                elif self._filled == len(self._large):
+                    self._grow_large()
                 return
             self._end += nbytes
             self._take_answers()
@@ -330,9 +344,10 @@ class _AnswerReader(asyncio.BufferedProtocol):
                 link._answered(answer)
                 continue
             if wire.FRAME_SIZE.size + size > len(chunk):
-                # Too large for the chunk: what came of it moves to a buffer of its own size,
+                # Too large for the chunk: what came of it moves to a buffer of its own,
                 # which the socket fills from now on.
-                self._large = bytearray(size)
+                self._large_size = size
+                self._large = bytearray(min(size, max(self._large_first_bytes, end - start)))
                 self._large_view = memoryview(self._large)
                 self._filled = end - start - wire.FRAME_SIZE.size
                 self._large_view[:self._filled] = view[start + wire.FRAME_SIZE.size:end]
@@ -348,6 +363,13 @@ class _AnswerReader(asyncio.BufferedProtocol):
             chunk[:end - start] = chunk[start:end]
             start, end = 0, end - start
         self._start, self._end = start, end
+
+    def _grow_large(self) -> None:
+        """The large answer's buffer is full and more of it is to come: twice the room."""
+        assert self._large is not None  # reading a large answer
+        grown = bytearray(min(self._large_size, 2 * len(self._large)))
+        grown[:self._filled] = self._large
+        self._large, self._large_view = grown, memoryview(grown)
 
     def eof_received(self) -> bool:
         return False  # the transport closes; connection_lost fails the link
