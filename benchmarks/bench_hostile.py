@@ -1,7 +1,7 @@
 """The endpoint under hostile TLS, a failing identity provider and heavy requests, measured from
 outside, this tree and another commit side by side (issue "The endpoint under hostile TLS").
 
-    python benchmarks/bench_hostile.py [--rev REV] [--only tls,jwks,heavy] [--handshakes N]
+    python benchmarks/bench_hostile.py [--rev REV] [--only tls,jwks,heavy,heavy-gateway] [--handshakes N]
     python benchmarks/bench_hostile.py --quick --handshakes 20 --seconds 0.3   # a smoke run (~10 s): does every run work?
 
 Each run starts ``kafkasec serve`` in its own process (of this tree, and of ``--rev``'s
@@ -19,6 +19,8 @@ worktree) and measures:
 - **heavy**: four connections of a user without ACLs keep sending DescribeGroups naming 40,000
   groups (and, in a second phase, Metadata naming 40,000 topics); another user's Metadata
   p50/p99 quiet and meanwhile.
+- **heavy-gateway**: the same against ``kafkasec serve --upstream`` in front of a Tansu of its
+  own (tests/tansu_support.py): the gateway reads and authorizes such requests on its threads.
 
 The clients run in this process on their own threads (blocking sockets), so that what they
 measure is not delayed by each other. Prints Markdown tables and the machine.
@@ -58,6 +60,9 @@ from kafkasec.protocol import wire  # noqa: E402
 from kafkasec.protocol.api_keys import ApiKey  # noqa: E402
 from kafkasec.scram.client import ScramClient  # noqa: E402
 from kafkasec.scram.credentials import ScramCredentialInfo, UserScramCredentialUpsertion  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from tansu_support import TansuBroker  # noqa: E402
 
 USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 HEAVY_NAMES = 40_000
@@ -384,14 +389,17 @@ def jwks_run(tree, directory: Path, seconds: float, attack_s: float = 12.0) -> d
 # --- heavy ---------------------------------------------------------------------------------------
 
 
-def heavy_run(tree, directory: Path, seconds: float, name_count: int = HEAVY_NAMES) -> dict:
+def heavy_run(tree, directory: Path, seconds: float, name_count: int = HEAVY_NAMES,
+              properties: dict[str, str] | None = None) -> dict:
+    """alice's Metadata quiet, then while bob's four connections send heavy requests, to a
+    ``kafkasec serve`` with ``properties`` (an upstream: a gateway)."""
     names = [f"g{index}" for index in range(name_count)]
     heavy_frames = {
         "DescribeGroups": request_frame(ApiKey.DESCRIBE_GROUPS, 5, groups=names),
         "Metadata": metadata_frame(names),
     }
     results = {}
-    with serving(tree, directory / "state.db", {}, "SASL_PLAINTEXT") as (process, port):
+    with serving(tree, directory / "state.db", properties or {}, "SASL_PLAINTEXT") as (process, port):
         alice = MetadataProbe(port)
         results["quiet"] = alice.phase(seconds)
         for name, frame in heavy_frames.items():
@@ -427,7 +435,7 @@ def machine() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rev", help="also measure this commit's kafkasec serve, side by side")
-    parser.add_argument("--only", default="tls,jwks,heavy")
+    parser.add_argument("--only", default="tls,jwks,heavy,heavy-gateway")
     parser.add_argument("--handshakes", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--quick", action="store_true",
@@ -463,12 +471,20 @@ def main() -> int:
                       f"{p99(measured['loaded']) / p99(measured['quiet']):.2f} | {summary(measured['logins'])} "
                       f"({len(measured['logins'])}) |", flush=True)
             print()
-        if "heavy" in only:
-            print(f"### Four connections of a user without ACLs sending requests naming {heavy_names:,} names\n")
+        for run in ("heavy", "heavy-gateway"):
+            if run not in only:
+                continue
+            properties = {}
+            if run == "heavy-gateway":
+                tansu = stack.enter_context(TansuBroker())
+                properties = {"kafkasec.upstream.bootstrap.servers": tansu.bootstrap,
+                              "kafkasec.upstream.unadvertised.apis": "DeleteRecords"}
+            print(f"### Four connections of a user without ACLs sending requests naming {heavy_names:,} names"
+                  f"{' to a gateway in front of Tansu' if properties else ''}\n")
             print("| tree | Metadata ms quiet p50 / p99 / max | during DescribeGroups | during Metadata | heavy requests answered (DescribeGroups / Metadata) |")
             print("|---|---:|---:|---:|---:|")
             for label, tree in trees:
-                measured = heavy_run(tree, directory, args.seconds, heavy_names)
+                measured = heavy_run(tree, directory, args.seconds, heavy_names, properties)
                 print(f"| {label} | {summary(measured['quiet'])} | {summary(measured['DescribeGroups'])} | "
                       f"{summary(measured['Metadata'])} | {len(measured['DescribeGroups heavy'])} / "
                       f"{len(measured['Metadata heavy'])} |", flush=True)

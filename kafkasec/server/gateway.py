@@ -35,9 +35,10 @@ import asyncio
 import collections
 import functools
 import logging
+import threading
 import time
 import uuid
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from kafkasec.client.settings import ClientSettings
 from kafkasec.context import RequestContext
@@ -51,6 +52,7 @@ from kafkasec.server.answer_queue import AnswerPlace, AnswerQueue
 from kafkasec.server.broker_addresses import Address, brokers_in, names_brokers, with_addresses
 from kafkasec.server.endpoint import ConnectionClosed, Endpoint
 from kafkasec.server.frame_reader import FrameReader
+from kafkasec.server.limits import SMALL_FRAME_BYTES
 from kafkasec.server.refusal_log import log_refused
 from kafkasec.server.upstream import UpstreamError, UpstreamLink, framed
 from kafkasec.settings import parse_list
@@ -63,6 +65,14 @@ UNADVERTISED_APIS = UPSTREAM_PREFIX + "unadvertised.apis"
 MAX_PRODUCER_IDS = 100_000
 """Transactional producers remembered per gateway process (a few MB at most)."""
 _METADATA_VERSIONS = (10, 12)  # topic ids from v10; v13 only adds a top-level error
+INLINE_FRAME_BYTES = SMALL_FRAME_BYTES
+"""The largest request (a Produce's records not counted) read and authorized on the event
+loop, and the largest upstream answer the gateway must read (to filter it, or to put its
+own addresses in) that it reads there. Larger ones, whose work grows with the names and
+partitions in them (a DescribeGroups of 40,000 groups takes the better part of a second), go
+to the endpoint's ``num.io.threads`` threads, shared by principals in turns
+(:class:`~kafkasec.server.fair_pool.FairPool`), so that one client's heavy requests do not
+stop the loop that serves every other connection."""
 
 
 def upstream_settings(config: Mapping[str, object]) -> ClientSettings:
@@ -101,6 +111,8 @@ class Gateway:
         self.producer_ids: collections.OrderedDict[int, str] = collections.OrderedDict()
         """Producer id -> the transactional id the upstream gave it, as this process saw
         InitProducerId answered (the newest MAX_PRODUCER_IDS): see docs/gateway.md."""
+        self._learning = threading.Lock()
+        """Held while what an answer tells is written: a large answer is read on a thread."""
 
     async def start(self) -> Gateway:
         """Learn the upstream's API versions, brokers and topics; UpstreamError when no
@@ -147,9 +159,10 @@ class Gateway:
             raise UpstreamError(f"the upstream speaks Metadata v{low}-v{high}; the gateway needs v10 or later (topic ids)")
         body = wire.build(wire.request_schema(ApiKey.METADATA, version), topics=None, allow_auto_topic_creation=False)
         answer = await link.request(body)
-        # Every topic is in the answer: the names of deleted topics go (nothing awaits between).
-        self.topic_names.clear()
-        self.learn(ApiKey.METADATA, answer)
+        # Every topic is in the answer: the names of deleted topics go.
+        with self._learning:
+            self.topic_names.clear()
+            self._learn(ApiKey.METADATA, answer, None)
 
     @staticmethod
     def learns_from(api_key: int, request) -> bool:
@@ -158,6 +171,10 @@ class Gateway:
 
     def learn(self, api_key: int, response, request=None) -> None:
         """What an upstream answer (to ``request``) tells of brokers, topic ids and producer ids."""
+        with self._learning:
+            self._learn(api_key, response, request)
+
+    def _learn(self, api_key: int, response, request) -> None:
         if request is not None and self.learns_from(api_key, request):
             if response.error_code == 0 and response.producer_id >= 0:
                 self.producer_ids[int(response.producer_id)] = request.transactional_id
@@ -303,35 +320,83 @@ class GatewayEndpoint(Endpoint):
 
     async def _forward(self, link: UpstreamLink, answers: AnswerQueue, connection_context: RequestContext, frame: bytes) -> None:
         """Authorize a request and queue what may go on upstream, its answer's place kept in
-        ``answers`` (none for a request answered by nothing)."""
+        ``answers`` (none for a request answered by nothing). A large request is read and
+        authorized on a thread (:data:`INLINE_FRAME_BYTES`); the connection's next request
+        waits for it, as its order upstream must be kept."""
         started = time.perf_counter()
+        request = self._read(frame)
+        heavy = len(frame) > INLINE_FRAME_BYTES and _weight(frame, request) > INLINE_FRAME_BYTES
+        if heavy:
+            decision = await self._decide_on_thread(link, connection_context, frame, request, refreshed=False)
+        else:
+            decision = self._decide(connection_context, frame, request, refreshed=False)
+        request = decision.request
+        if decision.authorization is not None and decision.authorization.needs_topic_names:
+            link.flush()  # the requests before this one go first, as they came
+            try:
+                await self.gateway.refresh(link)
+            except (UpstreamError, KafkaError) as error:
+                raise ConnectionClosed(f"could not learn topic ids: {error}") from None
+            if heavy:
+                decision = await self._decide_on_thread(link, connection_context, frame, request, refreshed=True)
+            else:
+                decision = self._decide(connection_context, frame, request, refreshed=True)
+        if decision.answer is not None:
+            answers.add(decision.answer)
+            self._count(request.api_key, decision.result, started)
+            return
+        authorization = decision.authorization
+        assert decision.out is not None and authorization is not None  # a decision forwards or answers
+        on_answer = None
+        if decision.answered:
+            place = answers.reserve()
+            on_answer = functools.partial(self._upstream_answered, answers, place, authorization, request,
+                                          decision.context.principal, heavy, started, time.perf_counter())
+        else:
+            self._count(request.api_key, "ok", started)
+        link.send(decision.out, on_answer)
+
+    def _read(self, frame: bytes) -> wire.Request | None:
+        """The request in ``frame``, or None when it is large and is read with its
+        authorization (:meth:`_decide`). A Produce is read here whatever its size: its records
+        are most of its bytes and are not parsed, and it is weighed by the rest (:func:`_weight`).
+        ConnectionClosed when the API or version is not served."""
         try:
             api_key, version = wire.peek_api(frame)
-            if not self._api_handlers.serves(api_key, version):
-                raise ConnectionClosed(f"API key {api_key} v{version} is not served here")
-            request = wire.decode_request(frame)
         except KafkaError as error:
             raise ConnectionClosed(f"unreadable request: {error}") from None
+        if not self._api_handlers.serves(api_key, version):
+            raise ConnectionClosed(f"API key {api_key} v{version} is not served here")
+        if api_key != ApiKey.PRODUCE and len(frame) > INLINE_FRAME_BYTES:
+            return None
+        return _decoded(frame)
+
+    async def _decide_on_thread(self, link: UpstreamLink, connection_context: RequestContext, frame: bytes,
+                                request: wire.Request | None, *, refreshed: bool) -> _Decision:
+        """:meth:`_decide` for a heavy request, on a thread in its principal's turn."""
+        link.flush()  # what came before it goes on while it waits
+        assert self._io_pool is not None  # the endpoint is started
+        return await self._io_pool.run(connection_context.principal, self._decide, connection_context, frame, request, refreshed)
+
+    def _decide(self, connection_context: RequestContext, frame: bytes, request: wire.Request | None,
+                refreshed: bool) -> _Decision:
+        """What to do with the request in ``frame`` (``request``, or None when not yet read):
+        the bytes to send upstream, or the answer to give now. Until the gateway has
+        ``refreshed`` its topic names, a decision that needs them says so instead. No I/O: it
+        may run on a thread."""
+        if request is None:
+            request = _decoded(frame)
         header = request.header
-        correlation_id = int(header.correlation_id)
-        context = connection_context.for_request(api_key, version, header.client_id or "", correlation_id)
+        api_key, version = request.api_key, request.api_version
+        context = connection_context.for_request(api_key, version, header.client_id or "", int(header.correlation_id))
         principal = context.principal
         try:
             authorization = self._authorize(context, request)
-            if authorization.needs_topic_names:
-                link.flush()  # the requests before this one go first, as they came
-                try:
-                    await self.gateway.refresh(link)
-                except (UpstreamError, KafkaError) as error:
-                    raise ConnectionClosed(f"could not learn topic ids: {error}") from None
-                authorization = self._authorize(context, request)
-        except ConnectionClosed:
-            raise
         except Exception:
             log.exception("authorizing %s v%d from %s failed", ApiKey(api_key).title, version, principal)
-            answers.add(self._unexpected_error(request, principal))
-            self._count(api_key, "error", started)
-            return
+            return _Decision(request, context, answer=self._unexpected_error(request, principal), result="error")
+        if authorization.needs_topic_names and not refreshed:
+            return _Decision(request, context, authorization)
         if authorization.refusals:
             log_refused(context, authorization)
         answered = not (api_key == ApiKey.PRODUCE and request.body.acks == 0)
@@ -339,40 +404,36 @@ class GatewayEndpoint(Endpoint):
             # Kafka answers nothing to acks=0, and closes the connection when it refuses.
             raise ConnectionClosed("a Produce with acks=0 was refused")
         if authorization.forward is None:
-            answers.add(self._response(request, principal, lambda: authorization.response()))
-            self._count(api_key, "refused" if authorization.refusals else "error", started)
-            return
+            return _Decision(request, context, authorization, answer=self._response(request, principal, authorization.response),
+                             result="refused" if authorization.refusals else "error")
         if authorization.unchanged and request.read_whole:
-            out = frame
-        else:
-            try:
-                out = wire.encode_request(authorization.forward, correlation_id=correlation_id, client_id=header.client_id)
-            except Exception:
-                log.exception("encoding the authorized part of %s v%d from %s failed", ApiKey(api_key).title, version, principal)
-                answers.add(self._unexpected_error(request, principal))
-                self._count(api_key, "error", started)
-                return
-        on_answer = None
-        if answered:
-            place = answers.reserve()
-            on_answer = functools.partial(self._upstream_answered, answers, place, authorization, request, principal, started,
-                                          time.perf_counter())
-        else:
-            self._count(api_key, "ok", started)
-        link.send(out, on_answer)
+            return _Decision(request, context, authorization, out=frame, answered=answered)
+        try:
+            out = wire.encode_request(authorization.forward, correlation_id=int(header.correlation_id), client_id=header.client_id)
+        except Exception:
+            log.exception("encoding the authorized part of %s v%d from %s failed", ApiKey(api_key).title, version, principal)
+            return _Decision(request, context, answer=self._unexpected_error(request, principal), result="error")
+        return _Decision(request, context, authorization, out=out, answered=answered)
 
     def _upstream_answered(self, answers: AnswerQueue, place: AnswerPlace, authorization, request: wire.Request,
-                           principal, started: float, upstream_started: float, frame: bytes | bytearray | None,
-                           error: UpstreamError | None) -> None:
+                           principal, heavy: bool, started: float, upstream_started: float,
+                           frame: bytes | bytearray | None, error: UpstreamError | None) -> None:
         """The upstream's answer to a forwarded request (called as the link reads it): the
-        client's answer takes its place, now, or from a task when it names brokers."""
+        client's answer takes its place, now; or from a task, when it names brokers or must
+        be made on a thread: from a large answer, or to a ``heavy`` request (its refusals are
+        merged into the answer: a Metadata naming 40,000 topics may get a small answer)."""
         if error is not None:
             answers.fail(place, str(error))
             self._count(request.api_key, "error", started, upstream_started)
             return
         assert frame is not None  # an answer, or the error that came instead
         try:
-            answer = self._client_answer(frame, authorization, request, principal)
+            answer = self._passed_answer(frame, authorization, request)
+            if answer is None and (heavy or len(frame) > INLINE_FRAME_BYTES):
+                answers.fill_from(place, self._answer_on_thread(frame, authorization, request, principal, started, upstream_started))
+                return
+            if answer is None:
+                answer = self._client_answer(frame, authorization, request, principal)
         except (UpstreamError, ConnectionClosed, KafkaError) as failure:
             answers.fail(place, str(failure))
             self._count(request.api_key, "error", started, upstream_started)
@@ -382,6 +443,20 @@ class GatewayEndpoint(Endpoint):
             answers.fill(place, answer)
         else:
             answers.fill_from(place, answer)
+
+    async def _answer_on_thread(self, frame: bytes | bytearray, authorization, request: wire.Request, principal,
+                                started: float, upstream_started: float) -> Sequence[bytes]:
+        """:meth:`_client_answer` of a large answer, on a thread in the principal's turn."""
+        assert self._io_pool is not None  # the endpoint is started
+        try:
+            answer = await self._io_pool.run(principal, self._client_answer, frame, authorization, request, principal, True)
+            if not isinstance(answer, tuple):
+                answer = await answer
+        except (UpstreamError, ConnectionClosed, KafkaError):
+            self._count(request.api_key, "error", started, upstream_started)
+            raise
+        self._count(request.api_key, "refused" if authorization.refusals else "ok", started, upstream_started)
+        return answer
 
     def _count(self, api_key: int, result: str, started: float, upstream_started: float | None = None) -> None:
         if self.metrics is not None:
@@ -393,16 +468,28 @@ class GatewayEndpoint(Endpoint):
             producer_ids=self.gateway.producer_ids,
         )
 
-    def _client_answer(self, frame: bytes | bytearray, authorization, request: wire.Request, principal):
-        """The client's answer to the upstream's ``frame``, in pieces to write one after the
-        other: the upstream's bytes with the client's correlation id when they may pass, else
-        the merged response; or, for an answer naming brokers, the coroutine that makes it
-        (the gateway's listeners for them may need starting)."""
+    def _passed_answer(self, frame: bytes | bytearray, authorization, request: wire.Request) -> tuple[bytes | memoryview, ...] | None:
+        """The upstream's ``frame`` as the client's answer, with the client's correlation id,
+        when its bytes may pass as they are (nothing to filter, merge or learn, no brokers
+        named); None when it must be read."""
+        api_key, version = request.api_key, request.api_version
+        if not authorization.passes_response or self.gateway.learns_from(api_key, request.body):
+            return None
+        try:
+            if names_brokers(api_key, version, frame):
+                return None
+        except KafkaError as error:
+            raise UpstreamError(f"sent an unreadable {ApiKey(api_key).title} answer: {error}") from None
+        return framed(frame, int(request.header.correlation_id), 0)
+
+    def _client_answer(self, frame: bytes | bytearray, authorization, request: wire.Request, principal,
+                       heavy: bool = False):
+        """The client's answer made from the upstream's ``frame`` (read, learnt from, merged
+        with the refusals), in pieces to write one after the other; or, for an answer naming
+        brokers, the coroutine that makes it (the gateway's listeners for them may need
+        starting; a ``heavy`` one is encoded on a thread). It may run on a thread."""
         api_key, version, correlation_id = request.api_key, request.api_version, int(request.header.correlation_id)
         try:
-            passes = authorization.passes_response and not self.gateway.learns_from(api_key, request.body)
-            if passes and not names_brokers(api_key, version, frame):
-                return framed(frame, correlation_id, 0)
             _, answer = wire.decode_response(frame, api_key, version)
         except KafkaError as error:
             raise UpstreamError(f"sent an unreadable {ApiKey(api_key).title} answer: {error}") from None
@@ -414,14 +501,18 @@ class GatewayEndpoint(Endpoint):
             log.exception("answering %s v%d from %s failed", ApiKey(api_key).title, version, principal)
             return self._unexpected_error(request, principal)
         if brokers:
-            return self._with_gateway_addresses(request, principal, response, brokers)
+            return self._with_gateway_addresses(request, principal, response, brokers, heavy)
         if response is answer:
             return framed(frame, correlation_id, 0)
         return self._response(request, principal, lambda: response)
 
-    async def _with_gateway_addresses(self, request: wire.Request, principal, response, brokers) -> Sequence[bytes]:
+    async def _with_gateway_addresses(self, request: wire.Request, principal, response, brokers, heavy: bool) -> Sequence[bytes]:
         addresses = await self.addresses_of(brokers)
-        return self._response(request, principal, lambda: with_addresses(request.api_key, response, addresses))
+        make = functools.partial(with_addresses, request.api_key, response, addresses)
+        if not heavy:
+            return self._response(request, principal, make)
+        assert self._io_pool is not None  # the endpoint is started
+        return await self._io_pool.run(principal, self._response, request, principal, make)
 
     def _response(self, request: wire.Request, principal, make) -> Sequence[bytes]:
         """The frame of the response ``make()`` gives; Kafka's answer to an unexpected error
@@ -442,3 +533,34 @@ class GatewayEndpoint(Endpoint):
             what = f"{ApiKey(request.api_key).title} v{request.api_version} from {principal}"
             raise ConnectionClosed(f"{what}: no error response can be given; closing the connection")
         return (wire.size_prefixed(frame),)
+
+
+def _decoded(frame: bytes) -> wire.Request:
+    try:
+        return wire.decode_request(frame)
+    except KafkaError as error:
+        raise ConnectionClosed(f"unreadable request: {error}") from None
+
+
+def _weight(frame: bytes, request: wire.Request | None) -> int:
+    """The bytes of a request that its reading and authorization grow with: its frame's, less
+    a Produce's records (passed on as they are, never parsed)."""
+    if request is None or request.api_key != ApiKey.PRODUCE:
+        return len(frame)
+    records = sum(len(partition.records or b"") for topic in request.body.topic_data for partition in topic.partition_data)
+    return len(frame) - records
+
+
+class _Decision:
+    """What :meth:`GatewayEndpoint._decide` made of a request: the bytes to send upstream
+    (``out``; ``answered`` says whether an answer comes back), or the client's ``answer``
+    made now (``result`` for the metrics), or neither, when ``authorization`` needs topic
+    names the gateway must learn first."""
+
+    __slots__ = ("request", "context", "authorization", "out", "answered", "answer", "result")
+
+    def __init__(self, request: wire.Request, context: RequestContext, authorization: Any = None, *,
+                 out: bytes | None = None, answered: bool = True, answer: Sequence[bytes] | None = None,
+                 result: str = "ok"):
+        self.request, self.context, self.authorization = request, context, authorization
+        self.out, self.answered, self.answer, self.result = out, answered, answer, result
