@@ -461,14 +461,13 @@ class Endpoint:
                 reply = authenticator.receive(frame)
             if reply.delay_ms:
                 await asyncio.sleep(reply.delay_ms / 1000)
+            if self.metrics is not None and (reply.close or authenticator.is_complete):
+                # Counted before the answer goes: a client that has read it finds it counted.
+                self.metrics.login(self.listener_name, authenticator.mechanism, succeeded=not reply.close)
             if reply.frame is not None:
                 await self._send(writer, reply.frame)
             if reply.close:
-                if self.metrics is not None:
-                    self.metrics.login(self.listener_name, authenticator.mechanism, succeeded=False)
                 raise ConnectionClosed(f"login failed: {reply.reason}")
-        if self.metrics is not None:
-            self.metrics.login(self.listener_name, authenticator.mechanism, succeeded=True)
         return authenticator.principal, LoginSession.after(authenticator, None if renewing is None else renewing[1])
 
     async def _answer(self, principal, client_address: str, frame: bytes) -> bytes | None:
