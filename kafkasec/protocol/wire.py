@@ -191,52 +191,88 @@ class _Frame:
         return count
 
 
-def _field_checker(field, flexible: bool, is_header: bool, tagged: bool):
-    """A function(frame) that steps over one field's bytes, checking every length in it, and
-    the field's size when it is fixed (None otherwise). The function is made for the field's
-    kind once, not told apart at every read: the walk runs over every request."""
+class _FieldShape(typing.NamedTuple):
+    """How one field lies on the wire: what both walkers below step over."""
+
+    name: str
+    is_array: bool
+    optional: bool
+    """The array may be null (count -1), or the struct may be (KIP-893's marker byte)."""
+    entity: type | None = None
+    """A struct's kio type; else the field is a fixed size or a sized string or bytes."""
+    fixed_size: int | None = None
+    legacy_size: int = 0
+    """A string's or bytes' size prefix: int16 or int32 (2, 4), or 0 for a varint."""
+    nullable: bool = False
+    """A string's or bytes' size may be -1."""
+
+
+@functools.lru_cache(maxsize=None)
+def _field_shapes(entity_type: type[Entity]) -> tuple[tuple[int | None, _FieldShape], ...]:
+    """Each field of ``entity_type`` in order, with its tag (None: a plain field) and shape."""
     from kio.serial._introspect import (
         EntityField,
         EntityTupleField,
         classify_field,
+        get_field_tag,
         get_schema_field_type,
         is_optional,
     )
 
-    field_class = classify_field(field)
-    optional = not tagged and is_optional(field)
-    name = field.name
-    fixed_size = None
-    if isinstance(field_class, (EntityField, EntityTupleField)):
-        entity = _entity_checker(field_class.type_)
-        if optional and not field_class.is_array:
+    flexible = entity_type.__flexible__
+    is_header = entity_type.__name__ == "RequestHeader"
+    shapes = []
+    for field in dataclasses.fields(entity_type):
+        tag = get_field_tag(field)
+        field_class = classify_field(field)
+        optional = tag is None and is_optional(field)
+        name = field.name
+        if isinstance(field_class, (EntityField, EntityTupleField)):
+            shape = _FieldShape(name, field_class.is_array, optional, entity=field_class.type_)
+        else:
+            kafka_type = get_schema_field_type(field)
+            if kafka_type in _FIXED_SIZES:
+                shape = _FieldShape(name, field_class.is_array, optional, fixed_size=_FIXED_SIZES[kafka_type])
+            elif kafka_type in ("string", "bytes", "records"):
+                # Kafka writes the header's client id as a legacy string always, and null.
+                header_client_id = is_header and name == "client_id"
+                legacy_size = 0 if flexible and not header_client_id else (2 if kafka_type == "string" else 4)
+                nullable = optional or kafka_type == "records" or header_client_id
+                shape = _FieldShape(name, field_class.is_array, optional, legacy_size=legacy_size, nullable=nullable)
+            else:
+                raise InvalidRequestError(f"no length check for the field type {kafka_type!r} of {name}")
+        shapes.append((None if tag is None else int(tag), shape))
+    return tuple(shapes)
+
+
+def _field_checker(shape: _FieldShape, flexible: bool):
+    """A function(frame) that steps over one field's bytes, checking every length in it. The
+    function is made for the field's kind once, not told apart at every read: the walk runs
+    over every request."""
+    name, optional = shape.name, shape.optional
+    if shape.entity is not None:
+        entity = _entity_checker(shape.entity)
+        if optional and not shape.is_array:
             def element(frame: _Frame) -> None:
                 if frame.signed(1) >= 0:  # -1: KIP-893's null struct marker
                     entity(frame)
         else:
             element = entity
+    elif shape.fixed_size is not None:
+        fixed_size = shape.fixed_size
+
+        def element(frame: _Frame) -> None:
+            frame.skip(fixed_size, name)
     else:
-        kafka_type = get_schema_field_type(field)
-        if kafka_type in _FIXED_SIZES:
-            fixed_size = _FIXED_SIZES[kafka_type]
+        legacy_size, nullable = shape.legacy_size, shape.nullable
 
-            def element(frame: _Frame) -> None:
-                frame.skip(fixed_size, name)
-        elif kafka_type in ("string", "bytes", "records"):
-            # Kafka writes the header's client id as a legacy string always, and null.
-            header_client_id = is_header and name == "client_id"
-            legacy_size = 0 if flexible and not header_client_id else (2 if kafka_type == "string" else 4)
-            nullable = optional or kafka_type == "records" or header_client_id
+        def element(frame: _Frame) -> None:
+            size = frame.signed(legacy_size) if legacy_size else frame.uvarint() - 1
+            if size >= 0 or not nullable:
+                frame.skip(size, name)
 
-            def element(frame: _Frame) -> None:
-                size = frame.signed(legacy_size) if legacy_size else frame.uvarint() - 1
-                if size >= 0 or not nullable:
-                    frame.skip(size, name)
-        else:
-            raise InvalidRequestError(f"no length check for the field type {kafka_type!r} of {name}")
-
-    if not field_class.is_array:
-        return element, fixed_size
+    if not shape.is_array:
+        return element
 
     def array(frame: _Frame) -> None:
         count = frame.count(flexible, name)
@@ -245,34 +281,29 @@ def _field_checker(field, flexible: bool, is_header: bool, tagged: bool):
         for _ in range(count):
             element(frame)
 
-    return array, None
+    return array
 
 
 @functools.lru_cache(maxsize=None)
 def _field_steps(entity_type: type[Entity]) -> tuple[tuple, dict]:
     """The checkers of an entity's plain fields, in order (a run of fixed-size fields is one
     step), and of its tagged fields, by tag."""
-    from kio.serial._introspect import get_field_tag
-
     flexible = entity_type.__flexible__
-    is_header = entity_type.__name__ == "RequestHeader"
     plain: list = []
     tagged = {}
     run_bytes, run_names = 0, []
-    for field in dataclasses.fields(entity_type):
-        tag = get_field_tag(field)
+    for tag, shape in _field_shapes(entity_type):
         if tag is not None:
-            tagged[int(tag)] = _field_checker(field, flexible, is_header, True)[0]
+            tagged[tag] = _field_checker(shape, flexible)
             continue
-        step, fixed_size = _field_checker(field, flexible, is_header, False)
-        if fixed_size is not None:
-            run_bytes += fixed_size
-            run_names.append(field.name)
+        if shape.fixed_size is not None and not shape.is_array:
+            run_bytes += shape.fixed_size
+            run_names.append(shape.name)
             continue
         if run_names:
             plain.append(_fixed_run(run_bytes, run_names))
             run_bytes, run_names = 0, []
-        plain.append(step)
+        plain.append(_field_checker(shape, flexible))
     if run_names:
         plain.append(_fixed_run(run_bytes, run_names))
     return tuple(plain), tagged
@@ -317,6 +348,13 @@ def _known_tags_only(data: bytes, entity_types: typing.Sequence[type]) -> tuple[
     """``data`` (``entity_types`` one after the other) with every tagged field their schemas
     lack taken out, as Kafka's generated readers skip them, and how many sections lost some;
     every length checked on the way (InvalidRequestError)."""
+    try:
+        offset, end = 0, len(data)
+        for entity_type in entity_types:
+            offset = _plain_walker(entity_type)(data, offset, end)
+        return data, 0
+    except _NotPlain:
+        pass
     unknown: list[tuple[int, int, bytes]] = []
     frame = _Frame(data, 0, len(data), unknown)
     for entity_type in entity_types:
@@ -345,6 +383,104 @@ def _entity_checker(entity_type: type[Entity]):
     return check
 
 
+class _NotPlain(Exception):
+    """The plain walk met what it leaves to the careful one: a tagged field, or a length that
+    is not sound (which the careful walk names)."""
+
+
+_INT16 = struct.Struct(">h").unpack_from
+_INT32 = struct.Struct(">i").unpack_from
+
+
+def _plain_uvarint(data: bytes, offset: int, end: int) -> tuple[int, int]:
+    """An unsigned varint of more than one byte at ``offset``, and the offset after it."""
+    value = shift = 0
+    while offset < end:
+        byte = data[offset]
+        offset += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, offset
+        shift += 7
+        if shift > 28:
+            break
+    raise _NotPlain
+
+
+@functools.lru_cache(maxsize=None)
+def _plain_walker(entity_type: type[Entity]):
+    """A function(data, offset, end) that steps over one ``entity_type`` and returns the offset
+    after it, or raises _NotPlain: the careful walk (:func:`_entity_checker`) as straight-line
+    code, generated from the same field shapes once per type, for frames whose every length is
+    sound and which hold no tagged field (nearly all of them). It checks the same lengths, so a
+    frame it walks is one the careful walk reads whole, to the same offset, with no tag to
+    take out; the careful walk runs on anything else and says what is wrong. The careful walk
+    costs a Python call per field, which made it half of reading a small request."""
+    flexible = entity_type.__flexible__
+    namespace: dict[str, typing.Any] = {"_NotPlain": _NotPlain, "_uvarint": _plain_uvarint, "_INT16": _INT16, "_INT32": _INT32}
+    lines = ["def walk(d, o, e):"]
+
+    def emit(depth: int, *code: str) -> None:
+        lines.extend("    " * depth + line for line in code)
+
+    def varint_into(depth: int, name: str) -> None:  # a length or count: the varint less one
+        emit(depth, f"if o < e and d[o] < 0x80: {name} = d[o] - 1; o += 1",
+             f"else: {name}, o = _uvarint(d, o, e); {name} -= 1")
+
+    fixed = 0  # bytes of fixed-size fields not yet stepped over
+
+    def step_fixed(depth: int) -> None:
+        nonlocal fixed
+        if fixed:
+            emit(depth, f"o += {fixed}", "if o > e: raise _NotPlain")
+            fixed = 0
+
+    for tag, shape in _field_shapes(entity_type):
+        if tag is not None:
+            continue
+        if shape.fixed_size is not None and not shape.is_array:
+            fixed += shape.fixed_size
+            continue
+        step_fixed(1)
+        depth = 1
+        if shape.is_array:
+            if flexible:
+                varint_into(1, "n")
+            else:
+                emit(1, "if o + 4 > e: raise _NotPlain", "n = _INT32(d, o)[0]; o += 4")
+            emit(1, "if n > e - o: raise _NotPlain")
+            if not shape.optional:
+                emit(1, "if n < 0: raise _NotPlain")
+            if shape.fixed_size is not None:
+                emit(1, f"if n > 0: o += n * {shape.fixed_size}", "if o > e: raise _NotPlain")
+                continue
+            emit(1, "for _ in range(n):")
+            depth = 2
+        if shape.entity is not None:
+            walk = f"walk_{len(namespace)}"
+            namespace[walk] = _plain_walker(shape.entity)
+            if shape.optional and not shape.is_array:  # KIP-893: a signed byte, -1 for null
+                emit(depth, "if o >= e: raise _NotPlain", f"o = {walk}(d, o + 1, e) if d[o] < 0x80 else o + 1")
+            else:
+                emit(depth, f"o = {walk}(d, o, e)")
+            continue
+        if shape.legacy_size:
+            size = shape.legacy_size
+            emit(depth, f"if o + {size} > e: raise _NotPlain", f"s = {'_INT16' if size == 2 else '_INT32'}(d, o)[0]; o += {size}")
+        else:
+            varint_into(depth, "s")
+        if shape.nullable:
+            emit(depth, "if s > 0:", "    o += s", "    if o > e: raise _NotPlain")
+        else:
+            emit(depth, "if s < 0: raise _NotPlain", "o += s", "if o > e: raise _NotPlain")
+    step_fixed(1)
+    if flexible:
+        emit(1, "if o >= e or d[o]: raise _NotPlain", "o += 1")  # a tagged field: the careful walk
+    emit(1, "return o")
+    exec(compile("\n".join(lines), f"<plain walk of {entity_type.__module__}.{entity_type.__qualname__}>", "exec"), namespace)
+    return namespace["walk"]
+
+
 def response_tags(frame: bytes | bytearray, api_key: int, version: int) -> frozenset[int]:
     """The top-level tagged fields present in a response frame, found by walking its lengths
     without building it (a Fetch answer's records are stepped over, not copied): whether an
@@ -353,6 +489,11 @@ def response_tags(frame: bytes | bytearray, api_key: int, version: int) -> froze
     schema = response_schema(api_key, version)
     if not schema.__flexible__:
         return frozenset()
+    try:  # an answer the plain walk steps over has no tagged field at all
+        _plain_walker(schema)(frame, _plain_walker(_response_header_type(schema))(frame, 0, len(frame)), len(frame))
+        return frozenset()
+    except _NotPlain:
+        pass
     cursor = _Frame(frame, 0, len(frame))
     _entity_checker(_response_header_type(schema))(cursor)
     for step in _field_steps(schema)[0]:
