@@ -152,6 +152,12 @@ def main():
         pass
     else:
         tune_allocator(security.config)
+    try:
+        from kafkasec.server.heap import tune_collector
+    except ImportError:  # its serve left the collector's thresholds as they were
+        pass
+    else:
+        tune_collector(security.config)
     result = measured(endpoint.host, endpoint.port, {**LOAD, "login": True})
     assert kafkasec.__file__.startswith(TREE), (kafkasec.__file__, TREE)
     print(json.dumps(result))

@@ -265,6 +265,8 @@ BUILTIN_SETTINGS = (
        "auto (uvloop where installed), uvloop or asyncio: the event loop kafkasec serve runs"),
     _s("kafkasec.server.gc.freeze", "boolean", True, "kafkasec.server",
        "kafkasec serve leaves what it loaded at start out of garbage collection (gc.freeze): no pause of a full collection over the ACLs"),
+    _s("kafkasec.server.gc.threshold", "count", 50_000, "kafkasec.server",
+       "kafkasec serve runs the garbage collector after this many more objects made than freed (Python: 700); 0: Python's own"),
     _s("kafkasec.server.malloc.mmap.threshold", "count", 32 << 20, "kafkasec.server",
        "kafkasec serve keeps buffers below this many bytes in glibc's heap, and twice that of freed memory (mallopt); 0: glibc's own rules"),
     # The gateway (kafkasec serve --upstream): every other kafkasec.upstream.* key is a client

@@ -177,7 +177,7 @@ async def _serve(args, security, catalogue) -> None:
     from kafkasec.server.certificates import reload_listener_certificates
     from kafkasec.server.event_loop import loop_name
     from kafkasec.server.gateway import GatewayEndpoint
-    from kafkasec.server.heap import freeze_startup_heap, tune_allocator
+    from kafkasec.server.heap import freeze_startup_heap, tune_allocator, tune_collector
     from kafkasec.server.listeners import Listener, parse_listeners
     from kafkasec.server.operations_http import METRICS_PORT
 
@@ -185,6 +185,7 @@ async def _serve(args, security, catalogue) -> None:
     loop = asyncio.get_running_loop()
     logging.getLogger("kafkasec.server").info("event loop: %s", loop_name(loop))
     tune_allocator(security.config)
+    tune_collector(security.config)
 
     def on_stop_signal() -> None:
         # The first SIGTERM (or ^C) stops gracefully: no new connection or request, and what

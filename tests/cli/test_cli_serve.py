@@ -197,15 +197,18 @@ def test_serve_runs_on_the_event_loop_its_setting_names(files, event_loop):
 
 
 @pytest.mark.parametrize("tuned", [True, False])
-def test_serve_freezes_what_it_loaded_and_tunes_malloc_unless_told_not_to(files, tuned):
-    log = serve_log_with(files, "" if tuned else "kafkasec.server.gc.freeze=false\nkafkasec.server.malloc.mmap.threshold=0\n")
+def test_serve_freezes_what_it_loaded_and_tunes_malloc_and_the_collector_unless_told_not_to(files, tuned):
+    log = serve_log_with(files, "" if tuned else ("kafkasec.server.gc.freeze=false\nkafkasec.server.malloc.mmap.threshold=0\n"
+                                                  "kafkasec.server.gc.threshold=0\n"))
     frozen = re.search(r"(\d+) objects loaded at start are left out of garbage collection", log)
     malloc = "buffers below 33554432 bytes are kept in the heap, and up to 67108864 freed bytes with the process" in log
+    collector = "the garbage collector runs after 50000 more objects are made than freed" in log
     if tuned:
         assert frozen is not None and int(frozen.group(1)) > 10_000
         assert malloc or platform.libc_ver()[0] != "glibc"
+        assert collector
     else:
-        assert frozen is None and not malloc
+        assert frozen is None and not malloc and not collector
 
 
 def test_serve_logs_a_refused_login_at_info(files):

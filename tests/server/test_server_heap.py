@@ -1,5 +1,5 @@
 """kafkasec.server.heap: what a serving process loaded at start is left out of garbage collection,
-and its large buffers come from glibc's heap."""
+the collector runs after more objects, and its large buffers come from glibc's heap."""
 
 from __future__ import annotations
 
@@ -13,7 +13,16 @@ import sys
 import pytest
 
 from kafkasec import AclBinding, KafkaPrincipal, KafkaSecurity, RequestContext, ResourcePattern
-from kafkasec.server.heap import DEFAULT_MMAP_THRESHOLD, GC_FREEZE, MMAP_THRESHOLD, freeze_startup_heap, tune_allocator
+from kafkasec.server.heap import (
+    DEFAULT_GC_THRESHOLD,
+    DEFAULT_MMAP_THRESHOLD,
+    GC_FREEZE,
+    GC_THRESHOLD,
+    MMAP_THRESHOLD,
+    freeze_startup_heap,
+    tune_allocator,
+    tune_collector,
+)
 
 
 @pytest.fixture
@@ -66,6 +75,36 @@ def test_a_bad_value_is_refused_by_name(unfrozen):
     with pytest.raises(ValueError, match=GC_FREEZE.replace(".", r"\.")):
         freeze_startup_heap({GC_FREEZE: "sometimes"})
     assert gc.get_freeze_count() == 0
+
+
+@pytest.fixture
+def thresholds():
+    """The test process's collector thresholds as they were, after the test."""
+    before = gc.get_threshold()
+    yield before
+    gc.set_threshold(*before)
+
+
+@pytest.mark.parametrize("config, first", [({}, DEFAULT_GC_THRESHOLD), ({GC_THRESHOLD: " 20000 "}, 20_000), ({GC_THRESHOLD: 0}, None)])
+def test_the_collector_runs_after_the_setting_s_count_of_objects(thresholds, caplog, config, first):
+    with caplog.at_level(logging.INFO, logger="kafkasec.server"):
+        assert tune_collector(config) == (first or 0)
+    if first is None:  # 0: Python's own, untouched
+        assert gc.get_threshold() == thresholds and "garbage collector" not in caplog.text
+        return
+    assert gc.get_threshold() == (first, *thresholds[1:])  # the older generations' as they were
+    assert f"the garbage collector runs after {first} more objects are made than freed ({GC_THRESHOLD})" in caplog.text
+    # It counts: fewer than that many new tracked objects run no collection of the young generation.
+    collected = gc.get_stats()[0]["collections"]
+    kept = [[] for _ in range(first // 2)]
+    assert gc.get_stats()[0]["collections"] == collected and len(kept) == first // 2
+
+
+@pytest.mark.parametrize("value", ["-1", "many", "1e5"])
+def test_a_bad_collector_threshold_is_refused_by_name(thresholds, value):
+    with pytest.raises(ValueError, match=GC_THRESHOLD.replace(".", r"\.")):
+        tune_collector({GC_THRESHOLD: value})
+    assert gc.get_threshold() == thresholds
 
 
 # --- glibc's malloc: tune_allocator changes the process it runs in, so each test is a process of its own.
