@@ -730,10 +730,14 @@ def build(entity_type: type, /, **values):
     return entity_type(**fields)
 
 
+def item_type(entity_type: type, field_name: str) -> type:
+    """The kio class of the items of an array field (or of a nested field)."""
+    return _item_type(entity_type, field_name)
+
+
 @functools.lru_cache(maxsize=None)
-def item_type(entity_type: typing.Any, field_name: str) -> type:
-    """The kio class of the items of an array field (or of a nested field). Cached: a rule
-    asks it for every item it refuses."""
+def _item_type(entity_type: typing.Any, field_name: str) -> type:
+    """:func:`item_type`, cached: a rule asks it for every item it refuses."""
     for field in dataclasses.fields(entity_type):
         if field.name == field_name:
             assert not isinstance(field.type, str)  # kio annotates its schemas with classes, never strings
