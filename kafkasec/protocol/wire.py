@@ -147,6 +147,23 @@ _FIXED_SIZES = {
 }
 
 
+def _uvarint_at(data: bytes | bytearray, offset: int, end: int) -> tuple[int, int]:
+    """The unsigned varint at ``offset`` and the offset after it; InvalidRequestError when it
+    runs past ``end`` or is longer than 5 bytes."""
+    value = shift = 0
+    while True:
+        if offset >= end:
+            raise InvalidRequestError("a varint runs past the end of the frame")
+        byte = data[offset]
+        offset += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, offset
+        shift += 7
+        if shift > 28:
+            raise InvalidRequestError("a varint is longer than 5 bytes")
+
+
 class _Frame:
     """A cursor over a frame that refuses to read past its end or to trust a length that
     claims more than the bytes left (Kafka's generated readers refuse the same)."""
@@ -165,18 +182,8 @@ class _Frame:
         self.offset += size
 
     def uvarint(self) -> int:
-        value = shift = 0
-        while True:
-            if self.offset >= self.end:
-                raise InvalidRequestError("a varint runs past the end of the frame")
-            byte = self.data[self.offset]
-            self.offset += 1
-            value |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return value
-            shift += 7
-            if shift > 28:
-                raise InvalidRequestError("a varint is longer than 5 bytes")
+        value, self.offset = _uvarint_at(self.data, self.offset, self.end)
+        return value
 
     def signed(self, size: int) -> int:
         start = self.offset
@@ -353,7 +360,7 @@ def _known_tags_only(data: bytes, entity_types: typing.Sequence[type]) -> tuple[
         for entity_type in entity_types:
             offset = _plain_walker(entity_type)(data, offset, end)
         return data, 0
-    except _NotPlain:
+    except _PLAIN_STOPS:
         pass
     unknown: list[tuple[int, int, bytes]] = []
     frame = _Frame(data, 0, len(data), unknown)
@@ -388,36 +395,24 @@ class _NotPlain(Exception):
     is not sound (which the careful walk names)."""
 
 
+_PLAIN_STOPS = (_NotPlain, InvalidRequestError)
+"""What stops a plain walk: its own _NotPlain, or the varint reader's error (the careful walk
+then reads the frame again and names the fault)."""
 _INT16 = struct.Struct(">h").unpack_from
 _INT32 = struct.Struct(">i").unpack_from
-
-
-def _plain_uvarint(data: bytes, offset: int, end: int) -> tuple[int, int]:
-    """An unsigned varint of more than one byte at ``offset``, and the offset after it."""
-    value = shift = 0
-    while offset < end:
-        byte = data[offset]
-        offset += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, offset
-        shift += 7
-        if shift > 28:
-            break
-    raise _NotPlain
 
 
 @functools.lru_cache(maxsize=None)
 def _plain_walker(entity_type: type[Entity]):
     """A function(data, offset, end) that steps over one ``entity_type`` and returns the offset
-    after it, or raises _NotPlain: the careful walk (:func:`_entity_checker`) as straight-line
+    after it, or stops (:data:`_PLAIN_STOPS`): the careful walk (:func:`_entity_checker`) as straight-line
     code, generated from the same field shapes once per type, for frames whose every length is
     sound and which hold no tagged field (nearly all of them). It checks the same lengths, so a
     frame it walks is one the careful walk reads whole, to the same offset, with no tag to
     take out; the careful walk runs on anything else and says what is wrong. The careful walk
     costs a Python call per field, which made it half of reading a small request."""
     flexible = entity_type.__flexible__
-    namespace: dict[str, typing.Any] = {"_NotPlain": _NotPlain, "_uvarint": _plain_uvarint, "_INT16": _INT16, "_INT32": _INT32}
+    namespace: dict[str, typing.Any] = {"_NotPlain": _NotPlain, "_uvarint": _uvarint_at, "_INT16": _INT16, "_INT32": _INT32}
     lines = ["def walk(d, o, e):"]
 
     def emit(depth: int, *code: str) -> None:
@@ -492,7 +487,7 @@ def response_tags(frame: bytes | bytearray, api_key: int, version: int) -> froze
     try:  # an answer the plain walk steps over has no tagged field at all
         _plain_walker(schema)(frame, _plain_walker(_response_header_type(schema))(frame, 0, len(frame)), len(frame))
         return frozenset()
-    except _NotPlain:
+    except _PLAIN_STOPS:
         pass
     cursor = _Frame(frame, 0, len(frame))
     _entity_checker(_response_header_type(schema))(cursor)

@@ -59,7 +59,7 @@ def _plain(frame: bytes, entity_types) -> int | None:
         for entity_type in entity_types:
             offset = wire._plain_walker(entity_type)(frame, offset, len(frame))
         return offset
-    except wire._NotPlain:
+    except wire._PLAIN_STOPS:
         return None
 
 
