@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import struct
 import time
 
 from kafkasec import KafkaSecurity, RequestContext, testing
@@ -55,6 +56,51 @@ async def logged_in(endpoint, user="admin", mechanism="SCRAM-SHA-256", **login) 
 def run(coroutine):
     """Run a coroutine of a test on its own event loop (the endpoint runs on another)."""
     return asyncio.run(coroutine)
+
+
+async def heavy_then_light(endpoint, heavy_request, light_request, *, connections: int = 4):
+    """bob sends ``heavy_request`` on ``connections`` connections at once and, once they are
+    read (0.2 s later), alice sends ``light_request``: who was answered in what order ("bob",
+    "alice"), alice's answer and bob's answers."""
+    heavy = [await logged_in(endpoint, "bob") for _ in range(connections)]
+    light = await logged_in(endpoint, "alice")
+    answered: list[str] = []
+
+    async def ask(connection, who, body):
+        answer = await connection.request(body)
+        answered.append(who)
+        return answer
+
+    try:
+        for connection in (*heavy, light):
+            await connection.negotiate()
+        heavy_answers = [asyncio.ensure_future(ask(connection, "bob", heavy_request)) for connection in heavy]
+        await asyncio.sleep(0.2)
+        light_answer = await ask(light, "alice", light_request)
+        answers = await asyncio.gather(*heavy_answers)
+    finally:
+        for connection in (*heavy, light):
+            await connection.close()
+    return answered, light_answer, answers
+
+
+async def pipelined_answers(endpoint, user: str, bodies, first_correlation_id: int) -> list:
+    """``bodies`` sent by ``user`` in one write, without waiting for any answer (correlation ids
+    from ``first_correlation_id`` on), then every answer read: (its correlation id, its body)."""
+    connection = await logged_in(endpoint, user)
+    try:
+        reader, writer = connection.streams()
+        writer.write(b"".join(wire.size_prefixed(wire.encode_request(body, correlation_id=first_correlation_id + index,
+                                                                     client_id="pipe"))
+                              for index, body in enumerate(bodies)))
+        await writer.drain()
+        answers = []
+        for body in bodies:
+            (size,) = struct.unpack(">i", await reader.readexactly(4))
+            answers.append(wire.decode_response(await reader.readexactly(size), body.__api_key__, body.__version__))
+        return answers
+    finally:
+        await connection.close()
 
 
 def request(api_key, version, **fields):

@@ -6,9 +6,6 @@ and in what order, is the same either way."""
 
 from __future__ import annotations
 
-import asyncio
-import struct
-
 import pytest
 
 from kafkasec.protocol import wire
@@ -19,7 +16,7 @@ from kafkasec.server.gateway import INLINE_FRAME_BYTES, _weight
 from gateway_support import gateway_running, gateway_security
 from record_batches import record_batch
 from request_rules_support import acl, make
-from server_support import logged_in, run
+from server_support import heavy_then_light, logged_in, pipelined_answers, run
 
 
 @pytest.mark.parametrize("api", ["DescribeGroups", "Metadata"])
@@ -34,31 +31,10 @@ def test_one_users_heavy_requests_leave_the_loop_to_other_users(server_state, ta
         heavy_request = make(wire.request_schema(ApiKey.DESCRIBE_GROUPS, 5), {"groups": names})
     else:
         heavy_request = _metadata([{"name": name} for name in names])
+    small = make(wire.request_schema(ApiKey.DESCRIBE_GROUPS, 5), {"groups": ["n1"]})
     with gateway_security(server_state, tansu.bootstrap, **{"num.io.threads": "2"}) as security, \
             gateway_running(security) as gateway:
-
-        async def scenario():
-            heavy = [await logged_in(gateway, "bob") for _ in range(4)]
-            light = await logged_in(gateway, "alice")
-            answered: list[str] = []
-
-            async def ask(connection, who, request):
-                answer = await connection.request(request)
-                answered.append(who)
-                return answer
-
-            try:
-                heavy_answers = [asyncio.ensure_future(ask(connection, "bob", heavy_request)) for connection in heavy]
-                await asyncio.sleep(0.2)  # bob's four requests are read first
-                small = make(wire.request_schema(ApiKey.DESCRIBE_GROUPS, 5), {"groups": ["n1"]})
-                light_answer = await ask(light, "alice", small)
-                answers = await asyncio.gather(*heavy_answers)
-            finally:
-                for connection in (*heavy, light):
-                    await connection.close()
-            return answered, light_answer, answers
-
-        answered, light_answer, answers = run(scenario())
+        answered, light_answer, answers = run(heavy_then_light(gateway, heavy_request, small))
     assert answered[0] == "alice", answered
     assert [int(group.error_code) for group in light_answer.groups] == [30]  # GROUP_AUTHORIZATION_FAILED
     for answer in answers:
@@ -99,20 +75,7 @@ def test_large_requests_and_answers_are_judged_and_filtered_as_small_ones_and_an
     small = make(wire.request_schema(ApiKey.DESCRIBE_GROUPS, 5), {"groups": ["g"]})
     bodies = [small, _metadata(), small, named, small, _metadata(), named, small]
 
-    async def pipelined():
-        connection = await logged_in(gateway, "alice")
-        reader, writer = connection.streams()
-        writer.write(b"".join(wire.size_prefixed(wire.encode_request(body, correlation_id=3000 + index, client_id="pipe"))
-                              for index, body in enumerate(bodies)))
-        await writer.drain()
-        answered = []
-        for body in bodies:
-            (size,) = struct.unpack(">i", await reader.readexactly(4))
-            answered.append(wire.decode_response(await reader.readexactly(size), body.__api_key__, body.__version__))
-        await connection.close()
-        return answered
-
-    answered = run(pipelined())
+    answered = run(pipelined_answers(gateway, "alice", bodies, 3000))
     assert [answer_id for answer_id, _ in answered] == list(range(3000, 3000 + len(bodies)))
     [listener] = gateway.broker_listeners.values()
     for body, (_, answer) in zip(bodies, answered):

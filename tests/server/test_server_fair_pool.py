@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from kafkasec.protocol.api_keys import ApiKey
 from kafkasec.server.fair_pool import FairPool
 
-from server_support import add_users, logged_in, open_security, run, serving
+from server_support import add_users, heavy_then_light, logged_in, open_security, request, run, serving
 
 
 def test_a_key_with_one_job_runs_while_another_keys_jobs_wait_their_turns():
@@ -122,30 +122,8 @@ def test_one_users_heavy_requests_leave_a_thread_for_other_users(tmp_path):
     with open_security(tmp_path / "state.db", **{"num.io.threads": "2"}) as security:
         add_users(security)
         with serving(security) as endpoint:
-
-            async def scenario():
-                heavy = [await logged_in(endpoint, "bob") for _ in range(4)]
-                light = await logged_in(endpoint, "alice")
-                for connection in (*heavy, light):
-                    await connection.negotiate()
-                answered: list[str] = []
-
-                async def ask(connection, who, groups):
-                    answer = await connection.send(ApiKey.DESCRIBE_GROUPS, groups=groups)
-                    answered.append(who)
-                    return answer
-
-                try:
-                    heavy_answers = [asyncio.ensure_future(ask(connection, "bob", heavy_groups)) for connection in heavy]
-                    await asyncio.sleep(0.2)  # bob's four requests are read and queued first
-                    light_answer = await ask(light, "alice", ["g1"])
-                    answers = await asyncio.gather(*heavy_answers)
-                finally:
-                    for connection in (*heavy, light):
-                        await connection.close()
-                return answered, light_answer, answers
-
-            answered, light_answer, answers = run(scenario())
+            answered, light_answer, answers = run(heavy_then_light(
+                endpoint, request(ApiKey.DESCRIBE_GROUPS, 5, groups=heavy_groups), request(ApiKey.DESCRIBE_GROUPS, 5, groups=["g1"])))
             assert answered.index("alice") < 2, answered
             assert [group.error_code for group in light_answer.groups] == [30]  # GROUP_AUTHORIZATION_FAILED
             assert all(len(answer.groups) == 40_000 for answer in answers)

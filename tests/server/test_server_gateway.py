@@ -20,7 +20,7 @@ from kafkasec.server import KafkaConnection
 from gateway_support import gateway_running, gateway_security
 from record_batches import record_batch
 from request_rules_support import AUTHORIZATION_ERRORS, CASES, GROUP, TOPIC, acl, error_codes, make
-from server_support import logged_in, run
+from server_support import logged_in, pipelined_answers, run
 
 # Tansu closes the connection on these even when the request is allowed (a stub or a crash
 # behind an advertised API); what the gateway decides about them is tested in the library tests.
@@ -181,22 +181,9 @@ def test_answers_made_in_different_places_still_go_back_in_the_order_of_the_requ
         lambda: make(wire.request_schema(ApiKey.API_VERSIONS, 3), {"client_software_name": "t", "client_software_version": "1"}),
     ]
 
-    async def pipelined():
-        connection = await logged_in(gateway, "alice")
-        reader, writer = connection.streams()
-        bodies = [kinds[index % len(kinds)]() for index in range(50)]
-        writer.write(b"".join(wire.size_prefixed(wire.encode_request(body, correlation_id=2000 + index, client_id="pipe"))
-                              for index, body in enumerate(bodies)))
-        await writer.drain()
-        answered = []
-        for body in bodies:
-            (size,) = struct.unpack(">i", await reader.readexactly(4))
-            answered_id, answer = wire.decode_response(await reader.readexactly(size), body.__api_key__, body.__version__)
-            answered.append((answered_id, body.__api_key__, answer))
-        await connection.close()
-        return answered
-
-    answered = run(pipelined())
+    bodies = [kinds[index % len(kinds)]() for index in range(50)]
+    answered = [(answered_id, body.__api_key__, answer)
+                for body, (answered_id, answer) in zip(bodies, run(pipelined_answers(gateway, "alice", bodies, 2000)))]
     assert [answer_id for answer_id, _, _ in answered] == list(range(2000, 2050))
     refused = [answer for _, api_key, answer in answered[1::5]]
     assert all(answer.responses[0].partition_responses[0].error_code == 29 for answer in refused)
