@@ -139,25 +139,15 @@ def main():
         security.authorization.observe_results(options["metrics"].authorized)
     endpoint = asyncio.run_coroutine_threadsafe(GatewayEndpoint(security, Gateway(security), **options).start(), loop).result()
     asyncio.run_coroutine_threadsafe(create_topic(endpoint.host, endpoint.port, True), loop).result()
-    # What kafkasec serve does to its process, where the tree measured does it.
+    # What kafkasec serve does to its process, where the tree measured does it: an earlier
+    # commit's serve may have had none of these (no heap module) or only some.
     try:
-        from kafkasec.server.heap import freeze_startup_heap
-    except ImportError:  # a commit from before it: its serve froze nothing
-        pass
-    else:
-        freeze_startup_heap(security.config)
-    try:
-        from kafkasec.server.heap import tune_allocator
-    except ImportError:  # its serve left glibc's malloc as it was
-        pass
-    else:
-        tune_allocator(security.config)
-    try:
-        from kafkasec.server.heap import tune_collector
-    except ImportError:  # its serve left the collector's thresholds as they were
-        pass
-    else:
-        tune_collector(security.config)
+        import kafkasec.server.heap as heap
+    except ImportError:
+        heap = None
+    for tuning in ("freeze_startup_heap", "tune_allocator", "tune_collector"):
+        if hasattr(heap, tuning):
+            getattr(heap, tuning)(security.config)
     result = measured(endpoint.host, endpoint.port, {**LOAD, "login": True})
     assert kafkasec.__file__.startswith(TREE), (kafkasec.__file__, TREE)
     print(json.dumps(result))

@@ -27,7 +27,7 @@ objects while it is read, authorized and answered (on a thread, its principal's 
 came every few hundred thousand of them, each scanning what those requests held alive: up to
 ~120 ms with the loop waiting. :func:`tune_collector` raises the first threshold to
 ``kafkasec.server.gc.threshold`` (50,000): other clients' p99 during four such requests went
-from 24-66 ms to 8-13 ms (``benchmarks/bench_hostile.py --only heavy-gateway``). A small
+from 21-66 ms to 8-14 ms in three runs (``benchmarks/bench_hostile.py --only heavy-gateway``). A small
 request leaves no garbage, so at ordinary loads nothing changes.
 
 **Large buffers.** A gateway moves frames of up to megabytes (a Produce of batches, a Fetch
